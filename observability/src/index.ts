@@ -1,1 +1,62 @@
-export {}
+/**
+ * @reef/observability: OpenTelemetry tracing for Reef actors.
+ *
+ * Actors trace with plain Effect APIs (`Effect.withSpan`, `Tracer.externalSpan`); this package provides the
+ * Layers that make those spans real OTel spans (`ObservabilityLive`, `ObservabilityTest`), W3C `traceparent`
+ * helpers for NATS headers, the messaging span conventions, and an OTLP/HTTP receiver for end-to-end tests.
+ */
+export {
+  type ActorIdentity,
+  ATTR_REEF_ACTOR_ID,
+  ATTR_REEF_ROLE,
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  DEFAULT_OTLP_TRACES_URL,
+  type Env,
+  type ObservabilityConfig,
+  parseResourceAttributes,
+  type ResourceConfig,
+  resolveObservabilityConfig,
+  type TraceExporterConfig
+} from "./config.js"
+export { ObservabilityLive, type ObservabilityOptions } from "./live.js"
+export {
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_MESSAGE_BODY_SIZE,
+  ATTR_MESSAGING_MESSAGE_ID,
+  ATTR_MESSAGING_OPERATION_NAME,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  MESSAGING_SYSTEM_NATS,
+  type MessagingOperation,
+  type MessagingSpanOptions,
+  messagingSpan,
+  withMessagingSpan
+} from "./messaging.js"
+export {
+  type AttributeValue,
+  decodeExportRequest,
+  type OtlpReceiver,
+  OtlpReceiverError,
+  type OtlpReceiverOptions,
+  type ReceivedSpan,
+  type ReceivedSpanKind,
+  startOtlpReceiver
+} from "./otlpReceiver.js"
+export {
+  currentTraceContext,
+  currentTraceparent,
+  externalSpanFromTraceContext,
+  parentSpanFromTraceparent,
+  traceContextOf
+} from "./propagation.js"
+export { makeObservabilityTest, ObservabilityTest, type ReadableSpan, TEST_ACTOR, TestSpans } from "./testing.js"
+export {
+  formatTraceparent,
+  isValidSpanId,
+  isValidTraceId,
+  parseTraceparent,
+  TRACEPARENT_HEADER,
+  type TraceContext
+} from "./traceparent.js"

@@ -1,1 +1,48 @@
-export {}
+/**
+ * @reef/kernel: the actor kernel every Reef role is built on. See ARCHITECTURE.md for the subject scheme,
+ * the envelope and how a role is built (pure core + thin shell).
+ */
+export {
+  type ActorContext,
+  ActorCrashed,
+  type ActorDefinition,
+  DEFAULT_MAILBOX_CAPACITY,
+  defaultRestartPolicy,
+  defineActor,
+  type Handler,
+  type HandlerFailure,
+  onAsk,
+  onTell,
+  type Rpc,
+  rpc
+} from "./actor.js"
+export { type ActorRef, PingRpc, type SpawnOptions, spawn } from "./actor-runtime.js"
+export {
+  Bus,
+  type BusEvent,
+  type BusMessage,
+  type BusShape,
+  type Endpoint,
+  type Headers,
+  type ServiceSpec
+} from "./bus.js"
+export { makeMemoryBus, memoryBusLayer } from "./bus-memory.js"
+export { makeNatsBus, Nats, type NatsOptions, natsBusLayer, natsConnectionLayer, natsLayer } from "./bus-nats.js"
+export {
+  type Codec,
+  CodecRegistry,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  decodeAs,
+  encodeChecked,
+  encodeMessage
+} from "./codec.js"
+export { defaultKernelConfig, KernelConfig, type KernelConfigShape, kernelConfigLayer } from "./config.js"
+export * from "./errors.js"
+export { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+export { type Kernel, memoryKernelLayer, natsKernelLayer } from "./kernel-layer.js"
+export { isJoined, Membership, type MembershipShape, membershipLayer } from "./membership.js"
+export { emptyView, type MembershipConfig, type MembershipView, memberKey, stepMembership } from "./membership-view.js"
+export { type AskOptions, decodeReply, Messenger, type MessengerShape, messengerLayer } from "./messenger.js"
+export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
+export { lmdbStorageLayer, memoryStorageLayer, Storage, StorageError, type StorageShape } from "./storage.js"
+export * from "./subjects.js"

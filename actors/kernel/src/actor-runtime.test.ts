@@ -1,0 +1,196 @@
+/**
+ * The actor runtime over the in-memory bus: deterministic, no server. Supervision timing runs on TestClock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ActorStatus, CounterAdd, CounterGet, ErrorCode, PingRequest } from "@reef/proto"
+import { Effect, Either, Fiber, Schedule, TestClock } from "effect"
+import { defineActor } from "./actor.js"
+import { PingRpc, spawn } from "./actor-runtime.js"
+import { Bus } from "./bus.js"
+import { encodeMessage } from "./codec.js"
+import { CounterAddRpc, CounterFailRpc, CounterGetRpc, counterActor } from "./counter-actor.js"
+import type { RemoteError } from "./errors.js"
+import { TYPE_HEADER } from "./headers.js"
+import { memoryKernelLayer } from "./kernel-layer.js"
+import { Messenger } from "./messenger.js"
+import { actorSubject } from "./subjects.js"
+
+const kernel = memoryKernelLayer({ cluster: "t", askTimeoutMs: 1_000 })
+const addr = (id: string) => ({ cluster: "t", role: "counter", id })
+const remoteCode = (e: unknown) => (e as RemoteError).detail?.code
+
+describe("actor runtime", () => {
+  it.scoped("tell, then ask: messages to one actor are handled one at a time, in order", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "c1")
+      const m = yield* Messenger
+      for (let i = 1; i <= 100; i++) yield* m.tell(addr("c1"), CounterAdd, { key: "k", amount: i })
+      const value = yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" })
+      expect(value.value).toBe(5050)
+      expect(value.adds).toBe(100)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("tellMany delivers a whole batch in one bus message", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "c1")
+      const m = yield* Messenger
+      const adds = Array.from({ length: 500 }, () => ({ key: "k", amount: 2 }))
+      yield* m.tellMany(addr("c1"), CounterAdd, adds)
+      expect((yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" })).value).toBe(1000)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.live("askAny reaches exactly one instance; broadcast reaches all", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "a")
+      yield* spawn(counterActor, "b")
+      const m = yield* Messenger
+      // Order is kept per subject, not across a role's subjects: use asks so every add is applied before reading.
+      for (let i = 0; i < 10; i++) yield* m.askAny("counter", CounterAddRpc, { key: "k", amount: 1 })
+      yield* m.broadcast("counter", CounterAdd, { key: "b", amount: 1 })
+      const a = yield* m.ask(addr("a"), CounterGetRpc, { key: "k" })
+      const b = yield* m.ask(addr("b"), CounterGetRpc, { key: "k" })
+      expect(a.value + b.value).toBe(10)
+      const seen = (id: string) =>
+        m.ask(addr(id), CounterGetRpc, { key: "b" }).pipe(
+          Effect.map((v) => v.value),
+          Effect.filterOrFail((v) => v === 1),
+          Effect.retry(Schedule.spaced("1 millis")),
+          Effect.timeout("2 seconds")
+        )
+      expect(yield* seen("a")).toBe(1)
+      expect(yield* seen("b")).toBe(1)
+    }).pipe(Effect.scoped, Effect.provide(kernel))
+  )
+
+  it.scoped("an unknown type, malformed bytes and an oversized payload get typed error replies", () =>
+    Effect.gen(function* () {
+      const ref = yield* spawn(counterActor, "c1")
+      const bus = yield* Bus
+      const subject = actorSubject(addr("c1"))
+      const unknown = yield* bus.request(subject, new Uint8Array([1]), new Map([[TYPE_HEADER, "x.Nope"]]), 500)
+      const malformed = yield* bus.request(
+        subject,
+        new Uint8Array([0x0a, 99]),
+        new Map([[TYPE_HEADER, CounterGet.$type]]),
+        500
+      )
+      const oversized = yield* bus.request(
+        subject,
+        new Uint8Array(2 * 1024 * 1024),
+        new Map([[TYPE_HEADER, CounterGet.$type]]),
+        500
+      )
+      const { decodeReply } = yield* Effect.promise(() => import("./messenger.js"))
+      const codes = yield* Effect.forEach([unknown, malformed, oversized], (r) =>
+        decodeReply(subject, CounterGet, r).pipe(Effect.flip, Effect.map(remoteCode))
+      )
+      expect(codes).toEqual([
+        ErrorCode.ERROR_CODE_UNKNOWN_TYPE,
+        ErrorCode.ERROR_CODE_MALFORMED,
+        ErrorCode.ERROR_CODE_OVERSIZED
+      ])
+      expect((yield* ref.stats).rejected).toBe(3)
+      // The actor is unharmed and keeps its state.
+      expect(yield* ref.status).toBe(ActorStatus.ACTOR_STATUS_RUNNING)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("refuses to send an oversized message", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "c1")
+      const m = yield* Messenger
+      const error = yield* m.tell(addr("c1"), CounterAdd, { key: "x".repeat(2_000_000), amount: 1 }).pipe(Effect.flip)
+      expect(error._tag).toBe("OversizedMessageError")
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("ask to nobody fails as unavailable; a silent receiver times out (TestClock)", () =>
+    Effect.gen(function* () {
+      const m = yield* Messenger
+      const none = yield* m.ask(addr("ghost"), CounterGetRpc, { key: "k" }).pipe(Effect.flip)
+      expect(none._tag).toBe("UnavailableError")
+      const bus = yield* Bus
+      yield* bus.subscribe(actorSubject(addr("silent"))) // receives, never answers
+      const fiber = yield* m
+        .ask(addr("silent"), CounterGetRpc, { key: "k" }, { timeoutMs: 200 })
+        .pipe(Effect.flip, Effect.fork)
+      yield* TestClock.adjust("200 millis")
+      expect((yield* Fiber.join(fiber))._tag).toBe("AskTimeoutError")
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("a handler failure is an error reply; the actor keeps running with its state", () =>
+    Effect.gen(function* () {
+      const ref = yield* spawn(counterActor, "c1")
+      const m = yield* Messenger
+      yield* m.ask(addr("c1"), CounterAddRpc, { key: "k", amount: 7 })
+      const error = yield* m.ask(addr("c1"), CounterFailRpc, { reason: "boom", defect: false }).pipe(Effect.flip)
+      expect(remoteCode(error)).toBe(ErrorCode.ERROR_CODE_HANDLER_FAILED)
+      expect(error.message).toContain("requested failure: boom")
+      expect((yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" })).value).toBe(7)
+      expect((yield* ref.stats).errored).toBe(1)
+      expect((yield* ref.stats).restarts).toBe(0)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("a defect restarts the actor with fresh state after the policy's delay (TestClock)", () =>
+    Effect.gen(function* () {
+      const ref = yield* spawn(counterActor, "c1")
+      const m = yield* Messenger
+      yield* m.ask(addr("c1"), CounterAddRpc, { key: "k", amount: 7 })
+      const error = yield* m.ask(addr("c1"), CounterFailRpc, { reason: "bug", defect: true }).pipe(Effect.flip)
+      expect(remoteCode(error)).toBe(ErrorCode.ERROR_CODE_HANDLER_FAILED)
+      expect(yield* ref.status).toBe(ActorStatus.ACTOR_STATUS_RESTARTING)
+      const pending = yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" }).pipe(Effect.fork)
+      yield* TestClock.adjust("50 millis")
+      expect((yield* Fiber.join(pending)).value).toBe(0)
+      expect(yield* ref.status).toBe(ActorStatus.ACTOR_STATUS_RUNNING)
+      expect((yield* ref.stats).restarts).toBe(1)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("repeated crashes stop the actor: it is marked FAILED and answers STOPPED", () =>
+    Effect.gen(function* () {
+      const fragile = defineActor({ ...counterActor, restartPolicy: Schedule.recurs(2) })
+      const ref = yield* spawn(fragile, "c1")
+      const m = yield* Messenger
+      for (let i = 0; i < 3; i++) {
+        yield* m.ask(addr("c1"), CounterFailRpc, { reason: `bug ${i}`, defect: true }).pipe(Effect.flip)
+      }
+      expect(yield* ref.status).toBe(ActorStatus.ACTOR_STATUS_FAILED)
+      const error = yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" }).pipe(Effect.flip)
+      expect(remoteCode(error)).toBe(ErrorCode.ERROR_CODE_STOPPED)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("ping relays through a chain of actors", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "a")
+      yield* spawn(counterActor, "b")
+      const m = yield* Messenger
+      const reply = yield* m.ask(addr("a"), PingRpc, PingRequest.fromPartial({ relay: [addr("b")], payload: "hi" }))
+      expect(reply.hops.map((h) => h.address?.id)).toEqual(["a", "b"])
+      expect(reply.payload).toBe("hi")
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("a full mailbox answers asks with OVERLOADED instead of queueing them", () =>
+    Effect.gen(function* () {
+      const slow = defineActor({ ...counterActor, mailboxCapacity: 2 })
+      yield* spawn(slow, "c1")
+      const bus = yield* Bus
+      const subject = actorSubject(addr("c1"))
+      const body = encodeMessage(CounterGet, { key: "k" })
+      const replies = yield* Effect.forEach(
+        Array.from({ length: 20 }),
+        () => bus.request(subject, body, new Map([[TYPE_HEADER, CounterGet.$type]]), 1000).pipe(Effect.either),
+        { concurrency: "unbounded" }
+      )
+      const overloaded = replies.filter((r) => Either.isRight(r) && r.right.headers.get("reef-error") === "1")
+      expect(overloaded.length).toBeGreaterThan(0)
+      expect(overloaded.length).toBeLessThan(20)
+    }).pipe(Effect.provide(kernel))
+  )
+})

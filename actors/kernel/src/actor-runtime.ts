@@ -1,0 +1,452 @@
+/**
+ * Runs one actor: serves its subjects (direct, any-of-role, broadcast) as a NATS micro service, decodes
+ * each message with the actor's codecs, queues it in a bounded mailbox and handles it one at a time.
+ *
+ * Backpressure: a full mailbox suspends ingestion (tells wait in the NATS subscription buffer) and answers
+ * asks at once with OVERLOADED, so a caller learns about overload instead of waiting for a timeout.
+ *
+ * Supervision: a handler failure becomes an error reply, an errored span and a log line. A defect (a bug)
+ * crashes the actor: the asker gets HANDLER_FAILED, state is rebuilt from `initialState`, and the loop
+ * restarts under the definition's Schedule. When the schedule gives up the actor is marked FAILED in
+ * presence and answers every further ask with STOPPED (tells are counted and logged, never silently lost).
+ *
+ * Shutdown (scope close, e.g. SIGTERM): stop serving (drain the subscriptions), handle what is already in
+ * the mailbox, run onStop, and publish a leaving heartbeat.
+ */
+import { randomUUID } from "node:crypto"
+import { parentSpanFromTraceparent, withMessagingSpan } from "@reef/observability"
+import {
+  type ActorAddress,
+  ActorStatus,
+  EnvelopeBatch,
+  ErrorCode,
+  ErrorDetail,
+  Heartbeat,
+  PingReply,
+  PingRequest
+} from "@reef/proto"
+import {
+  Cause,
+  Duration,
+  Effect,
+  Either,
+  ExecutionStrategy,
+  Exit,
+  Fiber,
+  Metric,
+  Option,
+  Queue,
+  Ref,
+  Schedule,
+  Scope,
+  Stream
+} from "effect"
+import {
+  type ActorContext,
+  ActorCrashed,
+  type ActorDefinition,
+  DEFAULT_MAILBOX_CAPACITY,
+  DEFAULT_MAX_CONCURRENT_HANDLERS,
+  defaultRestartPolicy,
+  type Handler,
+  type HandlerFailure,
+  onAsk,
+  rpc
+} from "./actor.js"
+import { ActorStats, actorMetrics } from "./actor-stats.js"
+import { Bus, type BusMessage } from "./bus.js"
+import { CodecRegistry, encodeMessage } from "./codec.js"
+import { KernelConfig } from "./config.js"
+import { errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
+import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+import { Messenger } from "./messenger.js"
+import {
+  actorSubject,
+  addressProblem,
+  anyInstanceSubject,
+  broadcastSubject,
+  formatAddress,
+  presenceSubject,
+  roleQueueGroup
+} from "./subjects.js"
+
+/** Every actor answers PingRequest: liveness checks and multi-hop trace tests use it. */
+export const PingRpc = rpc(PingRequest, PingReply)
+
+/** A decoded message waiting in the mailbox. */
+type Delivery =
+  | {
+      readonly _tag: "Single"
+      readonly message: BusMessage
+      readonly value: unknown
+      readonly handler: Handler<any, any>
+    }
+  | {
+      readonly _tag: "Batch"
+      readonly message: BusMessage
+      readonly entries: ReadonlyArray<{ readonly value: unknown; readonly handler: Handler<any, any> }>
+    }
+
+const END = Symbol("end-of-mailbox")
+type MailboxItem = Delivery | typeof END
+
+export interface ActorRef {
+  readonly address: ActorAddress
+  readonly status: Effect.Effect<ActorStatus>
+  readonly stats: Effect.Effect<ReturnType<ActorStats["snapshot"]>>
+}
+
+export interface SpawnOptions {
+  /** Changes on every process start; defaults to a random id. */
+  readonly incarnation?: string
+}
+
+const failureMessage = (failure: HandlerFailure): string =>
+  failure.message !== undefined && failure.message !== "" ? failure.message : failure._tag
+
+/**
+ * Starts an actor in the current scope. It runs until the scope closes.
+ */
+export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, options: SpawnOptions = {}) =>
+  Effect.gen(function* () {
+    const config = yield* KernelConfig
+    const bus = yield* Bus
+    const messenger = yield* Messenger
+    const address: ActorAddress = { cluster: config.cluster, role: definition.role, id }
+    const problem = addressProblem(address)
+    if (problem !== undefined) return yield* new InvalidAddressError({ reason: problem })
+
+    const actorName = formatAddress(address)
+    const incarnation = options.incarnation ?? randomUUID()
+    const capacity = definition.mailboxCapacity ?? DEFAULT_MAILBOX_CAPACITY
+    const stats = new ActorStats()
+    const metrics = actorMetrics(actorName)
+    const status = yield* Ref.make(ActorStatus.ACTOR_STATUS_RUNNING)
+    const state = yield* Ref.make(yield* definition.initialState)
+    const context: ActorContext<S> = { self: address, state }
+    const mailbox = yield* Queue.bounded<MailboxItem>(capacity)
+    const concurrency = yield* Effect.makeSemaphore(definition.maxConcurrentHandlers ?? DEFAULT_MAX_CONCURRENT_HANDLERS)
+
+    const pingHandler = onAsk<S, PingRequest, PingReply>(
+      PingRpc,
+      (request) =>
+        Effect.gen(function* () {
+          const hop = { address, pid: process.pid, incarnation }
+          const [next, ...rest] = request.relay
+          if (next === undefined) return { hops: [hop], payload: request.payload }
+          const downstream = yield* messenger
+            .ask(next, PingRpc, { target: next, relay: rest, payload: request.payload })
+            .pipe(Effect.mapError((error) => new HandlerError({ code: errorCodeOf(error), message: error.message })))
+          return { hops: [hop, ...downstream.hops], payload: downstream.payload }
+        }),
+      { concurrent: true }
+    )
+    const handlers = new Map<string, Handler<S, R>>()
+    for (const handler of [pingHandler as Handler<S, R>, ...definition.handlers]) {
+      handlers.set(handler.request.$type, handler)
+    }
+    const registry = new CodecRegistry(
+      [...[...handlers.values()].map((h) => h.request), EnvelopeBatch],
+      config.maxPayloadBytes
+    )
+
+    const logContext = { actor: actorName }
+
+    // ---- replies -------------------------------------------------------------------------------------------
+    const replyError = (message: BusMessage, code: ErrorCode, text: string, requestType: string) =>
+      message.reply === undefined
+        ? Effect.void
+        : bus
+            .respond(
+              message,
+              encodeMessage(ErrorDetail, { code, message: text, requestType, actor: actorName }),
+              new Map([
+                [ERROR_HEADER, "1"],
+                [TYPE_HEADER, ErrorDetail.$type]
+              ])
+            )
+            .pipe(Effect.catchAll((error) => Effect.logWarning("could not send error reply", error.message)))
+
+    const replyValue = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
+      message.reply === undefined
+        ? Effect.void
+        : bus
+            .respond(
+              message,
+              handler.reply === undefined ? new Uint8Array(0) : encodeMessage(handler.reply, value),
+              new Map([[TYPE_HEADER, handler.reply?.$type ?? ""]])
+            )
+            .pipe(Effect.catchAll((error) => Effect.logWarning("could not send reply", error.message)))
+
+    /** A message refused before any handler ran: counted, logged with context, answered when possible. */
+    const reject = (message: BusMessage, code: ErrorCode, text: string, reason: string) => {
+      stats.rejected++
+      return Effect.logWarning(`rejected message: ${text}`).pipe(
+        Effect.annotateLogs({
+          ...logContext,
+          subject: message.subject,
+          type: message.headers.get(TYPE_HEADER) ?? "",
+          bytes: message.data.length,
+          reason
+        }),
+        Effect.zipRight(Metric.increment(metrics.rejected(reason))),
+        Effect.zipRight(replyError(message, code, text, message.headers.get(TYPE_HEADER) ?? ""))
+      )
+    }
+
+    // ---- handling ------------------------------------------------------------------------------------------
+    /** Runs one handler; a failure is reported, a defect is reported and then re-raised to crash the actor. */
+    const runHandler = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
+      Effect.gen(function* () {
+        const startedMs = performance.now()
+        const exit = yield* Effect.exit(handler.handle(value, context))
+        const elapsedMs = performance.now() - startedMs
+        stats.recordLatency(elapsedMs)
+        if (Exit.isSuccess(exit)) {
+          stats.handled++
+          yield* replyValue(message, handler, exit.value)
+          return
+        }
+        const failure = Cause.failureOption(exit.cause)
+        if (failure._tag === "Some") {
+          stats.errored++
+          yield* Metric.increment(metrics.errored)
+          yield* Effect.logWarning(`handler failed: ${failureMessage(failure.value)}`).pipe(
+            Effect.annotateLogs({ ...logContext, subject: message.subject, type: handler.request.$type })
+          )
+          yield* replyError(message, errorCodeOf(failure.value), failureMessage(failure.value), handler.request.$type)
+          return yield* Effect.fail(failure.value)
+        }
+        stats.errored++
+        yield* replyError(
+          message,
+          ErrorCode.ERROR_CODE_HANDLER_FAILED,
+          `actor crashed handling ${handler.request.$type}`,
+          handler.request.$type
+        )
+        return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+      })
+
+    const processSpan = (message: BusMessage, attributes: Record<string, unknown>) =>
+      withMessagingSpan("process", message.subject, {
+        parent: parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER)).pipe((o) =>
+          o._tag === "Some" ? o.value : undefined
+        ),
+        attributes: { ...attributes, "reef.actor": actorName, "messaging.message.body.size": message.data.length }
+      })
+
+    /** Handles one delivery inside a `process` span. Failures are already reported; only defects escape. */
+    const handleDelivery = (delivery: Delivery): Effect.Effect<void, never, R> => {
+      if (delivery._tag === "Single") {
+        return runHandler(delivery.message, delivery.handler, delivery.value).pipe(
+          processSpan(delivery.message, { "reef.message.type": delivery.handler.request.$type }),
+          Effect.zipRight(Metric.increment(metrics.handled)),
+          Effect.catchAll(() => Effect.void)
+        )
+      }
+      return Effect.forEach(
+        delivery.entries,
+        (entry) => runHandler(delivery.message, entry.handler, entry.value).pipe(Effect.catchAll(() => Effect.void)),
+        { discard: true }
+      ).pipe(
+        processSpan(delivery.message, {
+          "reef.message.type": EnvelopeBatch.$type,
+          "messaging.batch.message_count": delivery.entries.length
+        }),
+        Effect.zipRight(Metric.incrementBy(metrics.handled, delivery.entries.length))
+      )
+    }
+
+    // ---- ingestion -----------------------------------------------------------------------------------------
+    const decodeBatch = (message: BusMessage): Effect.Effect<Delivery | undefined> =>
+      Effect.gen(function* () {
+        const batch = registry.decode(EnvelopeBatch.$type, message.data, message.subject)
+        if (Either.isLeft(batch)) {
+          yield* reject(message, errorCodeOf(batch.left), batch.left.message, batch.left._tag)
+          return undefined
+        }
+        const entries: Array<{ value: unknown; handler: Handler<any, any> }> = []
+        for (const entry of (batch.right as EnvelopeBatch).entries) {
+          const decoded = registry.decode(entry.type, entry.payload, message.subject)
+          const handler = handlers.get(entry.type)
+          if (Either.isLeft(decoded) || handler === undefined || entry.type === EnvelopeBatch.$type) {
+            const text = Either.isLeft(decoded) ? decoded.left.message : `unexpected nested ${entry.type}`
+            yield* reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, text, "batch-entry")
+            continue
+          }
+          entries.push({ value: decoded.right, handler })
+        }
+        return { _tag: "Batch", message, entries }
+      })
+
+    const ingest = (message: BusMessage): Effect.Effect<void, never, R> =>
+      Effect.gen(function* () {
+        const type = message.headers.get(TYPE_HEADER) ?? ""
+        if (type === EnvelopeBatch.$type) {
+          const delivery = yield* decodeBatch(message)
+          if (delivery !== undefined) yield* Queue.offer(mailbox, delivery)
+          return
+        }
+        const decoded = registry.decode(type, message.data, message.subject)
+        if (Either.isLeft(decoded)) {
+          return yield* reject(message, errorCodeOf(decoded.left), decoded.left.message, decoded.left._tag)
+        }
+        const handler = handlers.get(type)!
+        if (handler.concurrent) {
+          yield* concurrency
+            .withPermits(1)(
+              runHandler(message, handler, decoded.right).pipe(
+                processSpan(message, { "reef.message.type": type }),
+                Effect.catchAll(() => Effect.void),
+                Effect.catchAllDefect((defect) => Effect.logError("concurrent handler died", defect))
+              )
+            )
+            .pipe(Effect.forkIn(actorScope))
+          return
+        }
+        const delivery: Delivery = { _tag: "Single", message, value: decoded.right, handler }
+        if (message.reply !== undefined && (yield* Queue.size(mailbox)) >= capacity) {
+          return yield* reject(
+            message,
+            ErrorCode.ERROR_CODE_OVERLOADED,
+            `mailbox of ${actorName} is full`,
+            "overloaded"
+          )
+        }
+        yield* Queue.offer(mailbox, delivery)
+      })
+
+    // ---- processing and supervision ------------------------------------------------------------------------
+    /** Items taken from the mailbox but not yet handled: survives a crash so nothing taken is lost. */
+    const pending: Array<MailboxItem> = []
+    const nextItem = Effect.suspend(() =>
+      pending.length > 0
+        ? Effect.succeed(pending.shift()!)
+        : Effect.map(Queue.takeBetween(mailbox, 1, 256), (chunk) => {
+            for (const item of chunk) pending.push(item)
+            return pending.shift()!
+          })
+    )
+
+    const processLoop: Effect.Effect<void, never, R> = Effect.gen(function* () {
+      yield* Ref.set(status, ActorStatus.ACTOR_STATUS_RUNNING)
+      while (true) {
+        const item = yield* nextItem
+        if (item === END) return
+        yield* handleDelivery(item)
+      }
+    })
+
+    /** After the supervisor gives up: answer every ask with STOPPED, count and log every tell. */
+    const rejectLoop = Effect.gen(function* () {
+      while (true) {
+        const item = yield* nextItem
+        if (item === END) return
+        yield* reject(
+          item.message,
+          ErrorCode.ERROR_CODE_STOPPED,
+          `${actorName} has stopped after repeated crashes`,
+          "stopped"
+        )
+      }
+    })
+
+    const supervised = processLoop.pipe(
+      Effect.catchAllDefect((defect) => Effect.fail(new ActorCrashed({ defect }))),
+      Effect.tapError((crash) =>
+        Effect.gen(function* () {
+          stats.restarts++
+          yield* Ref.set(status, ActorStatus.ACTOR_STATUS_RESTARTING)
+          yield* Effect.logError("actor crashed; restarting with fresh state", Cause.die(crash.defect)).pipe(
+            Effect.annotateLogs({ ...logContext, restarts: stats.restarts })
+          )
+          yield* Ref.set(state, yield* definition.initialState)
+        })
+      ),
+      Effect.retry(definition.restartPolicy ?? defaultRestartPolicy),
+      Effect.catchAll(() =>
+        Ref.set(status, ActorStatus.ACTOR_STATUS_FAILED).pipe(
+          Effect.zipRight(
+            Effect.logError("actor stopped after repeated crashes").pipe(Effect.annotateLogs(logContext))
+          ),
+          Effect.zipRight(rejectLoop)
+        )
+      )
+    )
+
+    // ---- presence ------------------------------------------------------------------------------------------
+    const heartbeat = (leaving: boolean) =>
+      Effect.gen(function* () {
+        const depth = Math.max(0, yield* Queue.size(mailbox))
+        yield* Metric.set(metrics.mailboxDepth, depth)
+        const beat: Heartbeat = {
+          address,
+          load: depth / capacity,
+          version: config.version,
+          status: yield* Ref.get(status),
+          incarnation,
+          handled: stats.handled,
+          errored: stats.errored,
+          mailboxDepth: depth,
+          restarts: stats.restarts,
+          leaving,
+          pid: process.pid
+        }
+        yield* bus
+          .publish(presenceSubject(address), encodeMessage(Heartbeat, beat), new Map([[TYPE_HEADER, Heartbeat.$type]]))
+          .pipe(Effect.catchAll((error) => Effect.logDebug("heartbeat not sent", error.message)))
+      })
+
+    // ---- wiring --------------------------------------------------------------------------------------------
+    const actorScope = yield* Effect.scope
+    const ingressScope = yield* Scope.fork(actorScope, ExecutionStrategy.sequential)
+    const ingress = yield* bus
+      .serve({
+        name: `reef-${definition.role}`,
+        version: config.version,
+        description: definition.description ?? `Reef ${definition.role} actor`,
+        metadata: { cluster: address.cluster, role: address.role, id, incarnation },
+        endpoints: [
+          { name: "direct", subject: actorSubject(address) },
+          {
+            name: "any",
+            subject: anyInstanceSubject(address.cluster, address.role),
+            queue: roleQueueGroup(address.role)
+          },
+          { name: "broadcast", subject: broadcastSubject(address.cluster, address.role) }
+        ],
+        stats: () => stats.snapshot(Option.getOrElse(mailbox.unsafeSize(), () => 0))
+      })
+      .pipe(Scope.extend(ingressScope))
+
+    if (definition.onStart) yield* definition.onStart(context)
+    const processing = yield* Effect.forkIn(supervised, actorScope)
+    const ingestion = yield* Effect.forkIn(Stream.runForEach(ingress, ingest), actorScope)
+    yield* heartbeat(false).pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(config.heartbeatIntervalMs))),
+      Effect.forkIn(actorScope)
+    )
+
+    const drainTimeout = Duration.millis(config.drainTimeoutMs)
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        yield* Ref.set(status, ActorStatus.ACTOR_STATUS_STOPPING)
+        yield* Scope.close(ingressScope, Exit.void)
+        yield* Fiber.join(ingestion).pipe(Effect.timeout(drainTimeout), Effect.ignore)
+        yield* Fiber.interrupt(ingestion)
+        yield* Queue.offer(mailbox, END).pipe(Effect.timeout(drainTimeout), Effect.ignore)
+        yield* Fiber.join(processing).pipe(Effect.timeout(drainTimeout), Effect.ignore)
+        yield* Fiber.interrupt(processing)
+        if (definition.onStop) yield* definition.onStop(context)
+        yield* heartbeat(true)
+        yield* Effect.logDebug("actor stopped").pipe(Effect.annotateLogs(logContext))
+      })
+    )
+
+    const ref: ActorRef = {
+      address,
+      status: Ref.get(status),
+      stats: Effect.map(Queue.size(mailbox), (depth) => stats.snapshot(Math.max(0, depth)))
+    }
+    return ref
+  })

@@ -1,0 +1,106 @@
+/**
+ * An in-process Bus with NATS semantics (wildcards, queue groups, request/reply, no-responders), for
+ * deterministic tests of kernel and protocol code without a server. Time comes from Effect's Clock, so
+ * ask timeouts follow TestClock.
+ */
+import { Effect, Layer, Queue, Ref, Stream } from "effect"
+import { Bus, type BusMessage, type Headers } from "./bus.js"
+import { AskTimeoutError, UnavailableError } from "./errors.js"
+import { subjectMatches } from "./subjects.js"
+
+interface MemorySubscription {
+  readonly pattern: string
+  readonly queue: string | undefined
+  /** `null` marks the end of a drained subscription. */
+  readonly inbox: Queue.Queue<BusMessage | null>
+}
+
+const EMPTY_HEADERS: Headers = new Map()
+
+export const makeMemoryBus = Effect.gen(function* () {
+  const subscriptions = new Set<MemorySubscription>()
+  const roundRobin = new Map<string, number>()
+  const inboxCounter = yield* Ref.make(0)
+
+  /** Routes like nats-server: every plain subscriber, and one member of each queue group. */
+  const route = (message: BusMessage): number => {
+    const groups = new Map<string, Array<MemorySubscription>>()
+    let delivered = 0
+    for (const sub of subscriptions) {
+      if (!subjectMatches(sub.pattern, message.subject)) continue
+      if (sub.queue === undefined) {
+        Queue.unsafeOffer(sub.inbox, message)
+        delivered++
+      } else {
+        const key = `${sub.pattern}|${sub.queue}`
+        groups.set(key, [...(groups.get(key) ?? []), sub])
+      }
+    }
+    for (const [key, members] of groups) {
+      const next = roundRobin.get(key) ?? 0
+      roundRobin.set(key, next + 1)
+      Queue.unsafeOffer(members[next % members.length]!.inbox, message)
+      delivered++
+    }
+    return delivered
+  }
+
+  const subscribe = (pattern: string, options?: { readonly queue?: string }) =>
+    Effect.acquireRelease(
+      Effect.gen(function* () {
+        const sub: MemorySubscription = {
+          pattern,
+          queue: options?.queue || undefined,
+          inbox: yield* Queue.unbounded<BusMessage | null>()
+        }
+        subscriptions.add(sub)
+        return sub
+      }),
+      (sub) =>
+        Effect.sync(() => {
+          subscriptions.delete(sub)
+          Queue.unsafeOffer(sub.inbox, null)
+        })
+    ).pipe(Effect.map((sub) => Stream.fromQueue(sub.inbox).pipe(Stream.takeWhile((m): m is BusMessage => m !== null))))
+
+  return Bus.of({
+    publish: (subject, data, headers) =>
+      Effect.sync(() => {
+        route({ subject, data, headers: headers ?? EMPTY_HEADERS, reply: undefined })
+      }),
+    request: (subject, data, headers, timeoutMs) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const n = yield* Ref.updateAndGet(inboxCounter, (x) => x + 1)
+          const inbox = `_INBOX.memory.${n}`
+          const replies = yield* subscribe(inbox)
+          if (route({ subject, data, headers, reply: inbox }) === 0) {
+            return yield* new UnavailableError({ subject, reason: "no responders" })
+          }
+          const first = yield* replies.pipe(Stream.runHead)
+          if (first._tag === "None") return yield* new UnavailableError({ subject, reason: "closed" })
+          return first.value
+        })
+      ).pipe(
+        Effect.timeoutFail({
+          duration: `${timeoutMs} millis`,
+          onTimeout: () => new AskTimeoutError({ subject, timeoutMs })
+        })
+      ),
+    respond: (to, data, headers) =>
+      Effect.sync(() => {
+        if (to.reply !== undefined)
+          route({ subject: to.reply, data, headers: headers ?? EMPTY_HEADERS, reply: undefined })
+      }),
+    subscribe,
+    serve: (spec) =>
+      Effect.forEach(spec.endpoints, (e) => subscribe(e.subject, e.queue ? { queue: e.queue } : undefined)).pipe(
+        Effect.map((streams) => Stream.mergeAll(streams, { concurrency: "unbounded" }))
+      ),
+    flush: Effect.void,
+    events: Stream.never
+  })
+})
+
+/** A fresh in-memory bus; every layer build is its own isolated "server". */
+export const memoryBusLayer: Layer.Layer<Bus> = Layer.effect(Bus, makeMemoryBus)

@@ -1,0 +1,184 @@
+/**
+ * Bus over a real NATS connection (nats.js 3). The connection reconnects forever after a server restart;
+ * subscriptions are re-established by nats.js, so actors resume without being rebuilt.
+ */
+import {
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  NoRespondersError,
+  headers as natsHeaders,
+  TimeoutError
+} from "@nats-io/nats-core"
+import { Svcm } from "@nats-io/services"
+import { connect } from "@nats-io/transport-node"
+import { Context, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Bus, type BusEvent, type BusMessage, type Headers } from "./bus.js"
+import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
+
+export interface NatsOptions {
+  readonly servers: string
+  /** Name shown by the server's connz monitoring. */
+  readonly name?: string
+  /** How long to keep trying the first connect before failing the layer. */
+  readonly connectTimeoutMs?: number
+}
+
+export class Nats extends Context.Tag("@reef/kernel/Nats")<Nats, NatsConnection>() {}
+
+/** A scoped NATS connection: retried on start, reconnecting forever, drained on scope close. */
+export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, BusError> =>
+  Layer.scoped(
+    Nats,
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          connect({
+            servers: options.servers,
+            name: options.name ?? "reef",
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 250,
+            waitOnFirstConnect: false,
+            timeout: 2000
+          }),
+        catch: (cause) => new BusError({ operation: `connect ${options.servers}`, cause })
+      }).pipe(
+        Effect.retry(
+          Schedule.exponential("50 millis", 1.5).pipe(
+            Schedule.upTo(`${options.connectTimeoutMs ?? 10_000} millis`),
+            Schedule.compose(Schedule.recurs(60))
+          )
+        )
+      ),
+      (nc) => Effect.promise(() => nc.drain().catch(() => nc.close()))
+    )
+  )
+
+const toNatsHeaders = (headers: Headers | undefined): MsgHdrs | undefined => {
+  if (headers === undefined || headers.size === 0) return undefined
+  const h = natsHeaders()
+  for (const [k, v] of headers) h.set(k, v)
+  return h
+}
+
+const fromNatsHeaders = (h: MsgHdrs | undefined): Headers => {
+  const out = new Map<string, string>()
+  if (h === undefined) return out
+  for (const k of h.keys()) out.set(k, h.get(k))
+  return out
+}
+
+const busEventOf: Partial<Record<string, BusEvent>> = {
+  disconnect: { _tag: "Disconnected" },
+  reconnect: { _tag: "Reconnected" },
+  close: { _tag: "Closed" }
+}
+
+const toBusMessage = (m: Msg): BusMessage => ({
+  subject: m.subject,
+  data: m.data,
+  headers: fromNatsHeaders(m.headers),
+  reply: m.reply
+})
+
+/** Turns a nats.js async iterator into a Stream that ends when the iterator does (after a drain). */
+const iterableStream = (iterable: AsyncIterable<Msg>, operation: string): Stream.Stream<BusMessage> =>
+  Stream.fromAsyncIterable(iterable, (cause) => new BusError({ operation, cause })).pipe(
+    Stream.map(toBusMessage),
+    Stream.catchAll((error) =>
+      Stream.fromEffect(Effect.logWarning("subscription ended with an error", error)).pipe(Stream.drain)
+    )
+  )
+
+export const makeNatsBus = (nc: NatsConnection) =>
+  Bus.of({
+    publish: (subject, data, headers) =>
+      Effect.try({
+        try: () => nc.publish(subject, data, { headers: toNatsHeaders(headers) }),
+        catch: (cause) => new BusError({ operation: `publish ${subject}`, cause })
+      }),
+    request: (subject, data, headers, timeoutMs) =>
+      Effect.tryPromise({
+        try: () => nc.request(subject, data, { timeout: timeoutMs, headers: toNatsHeaders(headers) }),
+        catch: (cause) => cause
+      }).pipe(
+        Effect.map(toBusMessage),
+        Effect.mapError((cause) => {
+          const inner = (cause as { cause?: unknown })?.cause ?? cause
+          if (cause instanceof TimeoutError || inner instanceof TimeoutError) {
+            return new AskTimeoutError({ subject, timeoutMs })
+          }
+          if (cause instanceof NoRespondersError || inner instanceof NoRespondersError) {
+            return new UnavailableError({ subject, reason: "no responders" })
+          }
+          if (nc.isClosed() || nc.isDraining()) {
+            return new UnavailableError({ subject, reason: "connection closed" })
+          }
+          return new BusError({ operation: `request ${subject}`, cause })
+        })
+      ),
+    respond: (to, data, headers) =>
+      to.reply === undefined
+        ? Effect.void
+        : Effect.try({
+            try: () => nc.publish(to.reply!, data, { headers: toNatsHeaders(headers) }),
+            catch: (cause) => new BusError({ operation: `respond ${to.subject}`, cause })
+          }),
+    subscribe: (subject, options) =>
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => nc.subscribe(subject, options?.queue ? { queue: options.queue } : {}),
+          catch: (cause) => new BusError({ operation: `subscribe ${subject}`, cause })
+        }),
+        (sub) => Effect.promise(() => sub.drain().catch(() => sub.unsubscribe()))
+      ).pipe(Effect.map((sub) => iterableStream(sub, `subscription ${subject}`))),
+    serve: (spec) =>
+      Effect.gen(function* () {
+        const service = yield* Effect.acquireRelease(
+          Effect.tryPromise({
+            try: () =>
+              new Svcm(nc as any).add({
+                name: spec.name,
+                version: spec.version,
+                description: spec.description,
+                metadata: { ...spec.metadata },
+                // "" = no default queue group; endpoints that want one say so.
+                queue: "",
+                ...(spec.stats ? { statsHandler: () => Promise.resolve(spec.stats!()) } : {})
+              }),
+            catch: (cause) => new BusError({ operation: `serve ${spec.name}`, cause })
+          }),
+          (svc) => Effect.promise(() => svc.stop().catch(() => null))
+        )
+        const streams = yield* Effect.forEach(spec.endpoints, (endpoint) =>
+          Effect.try({
+            try: () =>
+              service.addEndpoint(endpoint.name, {
+                subject: endpoint.subject,
+                ...(endpoint.queue ? { queue: endpoint.queue } : {})
+              }),
+            catch: (cause) => new BusError({ operation: `serve ${endpoint.subject}`, cause })
+          }).pipe(
+            Effect.map((iterator) =>
+              iterableStream(iterator as unknown as AsyncIterable<Msg>, `endpoint ${endpoint.subject}`)
+            )
+          )
+        )
+        return Stream.mergeAll(streams, { concurrency: "unbounded" })
+      }),
+    flush: Effect.tryPromise({
+      try: () => nc.flush(),
+      catch: (cause) => new BusError({ operation: "flush", cause })
+    }),
+    events: Stream.fromAsyncIterable(nc.status(), () => undefined).pipe(
+      Stream.filterMap((status) => Option.fromNullable(busEventOf[status.type])),
+      Stream.catchAll(() => Stream.empty)
+    )
+  })
+
+/** Bus backed by NATS, given a connection. */
+export const natsBusLayer: Layer.Layer<Bus, never, Nats> = Layer.effect(Bus, Effect.map(Nats, makeNatsBus))
+
+/** Connection and bus in one layer; the connection is also exposed for JetStream users. */
+export const natsLayer = (options: NatsOptions): Layer.Layer<Bus | Nats, BusError> =>
+  natsBusLayer.pipe(Layer.provideMerge(natsConnectionLayer(options)))

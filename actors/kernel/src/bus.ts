@@ -1,0 +1,67 @@
+/**
+ * The Bus service: the only way actors touch the network. A real NATS layer (bus-nats.ts) and an in-memory
+ * layer (bus-memory.ts) implement it, so protocol and kernel logic can be tested without a server.
+ */
+import { Context, type Effect, type Scope, type Stream } from "effect"
+import type { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
+
+/** Header names are case-sensitive on NATS; the kernel always uses these exact spellings. */
+export type Headers = ReadonlyMap<string, string>
+
+export interface BusMessage {
+  readonly subject: string
+  readonly data: Uint8Array
+  readonly headers: Headers
+  /** Inbox to answer on when the sender asked. */
+  readonly reply: string | undefined
+}
+
+/** One subject an actor serves; `queue` puts it in a NATS queue group (exactly one member receives). */
+export interface Endpoint {
+  readonly name: string
+  readonly subject: string
+  readonly queue?: string
+}
+
+/** A discoverable service (NATS micro `$SRV.PING|INFO|STATS`) whose endpoints feed one stream. */
+export interface ServiceSpec {
+  readonly name: string
+  readonly version: string
+  readonly description: string
+  readonly metadata: Readonly<Record<string, string>>
+  readonly endpoints: ReadonlyArray<Endpoint>
+  /** Extra data reported per endpoint by `$SRV.STATS`. */
+  readonly stats?: () => unknown
+}
+
+export type BusEvent =
+  | { readonly _tag: "Disconnected" }
+  | { readonly _tag: "Reconnected" }
+  | { readonly _tag: "Closed" }
+
+export interface BusShape {
+  readonly publish: (subject: string, data: Uint8Array, headers?: Headers) => Effect.Effect<void, BusError>
+  /** Request/reply over the connection's shared inbox (nats.js MuxSubscription). */
+  readonly request: (
+    subject: string,
+    data: Uint8Array,
+    headers: Headers,
+    timeoutMs: number
+  ) => Effect.Effect<BusMessage, AskTimeoutError | UnavailableError | BusError>
+  readonly respond: (to: BusMessage, data: Uint8Array, headers?: Headers) => Effect.Effect<void, BusError>
+  /**
+   * Messages on `subject` until the scope closes. Closing the scope drains: messages already received are
+   * still emitted, then the stream ends.
+   */
+  readonly subscribe: (
+    subject: string,
+    options?: { readonly queue?: string }
+  ) => Effect.Effect<Stream.Stream<BusMessage>, BusError, Scope.Scope>
+  /** Serves every endpoint of `spec` as one stream, visible to NATS service discovery. Drains on scope close. */
+  readonly serve: (spec: ServiceSpec) => Effect.Effect<Stream.Stream<BusMessage>, BusError, Scope.Scope>
+  /** Waits until everything published so far reached the server. */
+  readonly flush: Effect.Effect<void, BusError>
+  readonly events: Stream.Stream<BusEvent>
+}
+
+export class Bus extends Context.Tag("@reef/kernel/Bus")<Bus, BusShape>() {}

@@ -1,0 +1,46 @@
+/**
+ * The counter role: a small real actor that exercises the whole kernel (tell, ask, batches, failures,
+ * supervision). `reef up` runs it for the main workload and `pnpm bench kernel` measures with it.
+ */
+import { CounterAdd, CounterFail, CounterGet, CounterValue } from "@reef/proto"
+import { Effect, Ref } from "effect"
+import { defineActor, onAsk, onTell, rpc } from "./actor.js"
+import { HandlerError } from "./errors.js"
+
+export const CounterAddRpc = rpc(CounterAdd, CounterValue)
+export const CounterGetRpc = rpc(CounterGet, CounterValue)
+export const CounterFailRpc = rpc(CounterFail, CounterValue)
+
+export interface CounterState {
+  readonly values: ReadonlyMap<string, number>
+  readonly adds: number
+}
+
+const add = (state: CounterState, key: string, amount: number): CounterState => ({
+  values: new Map(state.values).set(key, (state.values.get(key) ?? 0) + amount),
+  adds: state.adds + 1
+})
+
+const valueOf = (state: CounterState, key: string): CounterValue => ({
+  key,
+  value: state.values.get(key) ?? 0,
+  adds: state.adds
+})
+
+export const counterActor = defineActor<CounterState>({
+  role: "counter",
+  description: "Reef demo counter",
+  initialState: Effect.succeed({ values: new Map(), adds: 0 }),
+  handlers: [
+    onTell(CounterAdd, (m, { state }) => Ref.update(state, (s) => add(s, m.key, m.amount))),
+    onAsk(CounterAddRpc, (m, { state }) =>
+      Ref.updateAndGet(state, (s) => add(s, m.key, m.amount)).pipe(Effect.map((s) => valueOf(s, m.key)))
+    ),
+    onAsk(CounterGetRpc, (m, { state }) => Effect.map(Ref.get(state), (s) => valueOf(s, m.key))),
+    onAsk(CounterFailRpc, (m) =>
+      m.defect
+        ? Effect.die(new Error(`requested defect: ${m.reason}`))
+        : Effect.fail(new HandlerError({ code: 4, message: `requested failure: ${m.reason}` }))
+    )
+  ]
+})

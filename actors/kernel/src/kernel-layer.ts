@@ -1,0 +1,32 @@
+/**
+ * The layers a Reef process needs, composed once: configuration, a Bus (real NATS or in-memory), the
+ * Messenger and the Membership view. Roles add their own services on top.
+ */
+import { Layer } from "effect"
+import type { Bus } from "./bus.js"
+import { memoryBusLayer } from "./bus-memory.js"
+import { type Nats, type NatsOptions, natsLayer } from "./bus-nats.js"
+import { KernelConfig, type KernelConfigShape, kernelConfigLayer } from "./config.js"
+import type { BusError } from "./errors.js"
+import { Membership, membershipLayer } from "./membership.js"
+import { Messenger, messengerLayer } from "./messenger.js"
+
+export type Kernel = KernelConfig | Bus | Messenger | Membership
+
+const onBus = <E, R>(bus: Layer.Layer<Bus | R, E, KernelConfig>, config: Partial<KernelConfigShape>) =>
+  Layer.mergeAll(messengerLayer, membershipLayer).pipe(
+    Layer.provideMerge(bus),
+    Layer.provideMerge(kernelConfigLayer(config))
+  )
+
+/** A kernel on a real NATS connection (reconnecting forever). */
+export const natsKernelLayer = (
+  nats: NatsOptions,
+  config: Partial<KernelConfigShape> = {}
+): Layer.Layer<Kernel | Nats, BusError> => onBus(natsLayer(nats), config)
+
+/** A kernel on an in-memory bus: deterministic, no server, follows TestClock. */
+export const memoryKernelLayer = (config: Partial<KernelConfigShape> = {}): Layer.Layer<Kernel> =>
+  onBus(memoryBusLayer, config)
+
+export { KernelConfig, Membership, Messenger }

@@ -1,0 +1,91 @@
+/**
+ * The Membership service: this process's view of which actors are joined, suspected or left, built from the
+ * heartbeats every actor publishes (actor-runtime.ts). The state machine is membership-view.ts; this shell
+ * subscribes, ticks, and publishes changes to any number of watchers.
+ *
+ * Detection bound: a crashed actor process stops beating; it is suspected within
+ * `membership.suspectAfterMs + heartbeatIntervalMs / 2` (the tick period) of its last heartbeat.
+ */
+import { Heartbeat, type Member, MemberState, type MembershipEvent } from "@reef/proto"
+import { Clock, Context, Duration, Effect, Either, Layer, PubSub, Ref, Schedule, Stream } from "effect"
+import { Bus } from "./bus.js"
+import { decodeAs } from "./codec.js"
+import { KernelConfig } from "./config.js"
+import { emptyView, type MembershipInput, stepMembership } from "./membership-view.js"
+import { presenceWildcard } from "./subjects.js"
+
+export interface MembershipShape {
+  /** Current members (left ones included until forgotten). */
+  readonly members: Effect.Effect<ReadonlyArray<Member>>
+  /** Changes from now on. */
+  readonly changes: Stream.Stream<MembershipEvent>
+  /** Every current member as an event, then every change: what WatchMembership streams. */
+  readonly watch: Stream.Stream<MembershipEvent>
+  /** Completes once `predicate` holds for the member list (useful to wait for a cluster to form). */
+  readonly awaitMembers: (
+    predicate: (members: ReadonlyArray<Member>) => boolean
+  ) => Effect.Effect<ReadonlyArray<Member>>
+}
+
+export class Membership extends Context.Tag("@reef/kernel/Membership")<Membership, MembershipShape>() {}
+
+export const isJoined = (member: Member): boolean => member.state === MemberState.MEMBER_STATE_JOINED
+
+export const membershipLayer: Layer.Layer<Membership, never, Bus | KernelConfig> = Layer.scoped(
+  Membership,
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    const config = yield* KernelConfig
+    const view = yield* Ref.make(emptyView)
+    const hub = yield* PubSub.unbounded<MembershipEvent>()
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const apply = (input: MembershipInput) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          const step = stepMembership(yield* Ref.get(view), config.membership, input)
+          yield* Ref.set(view, step.view)
+          if (step.events.length > 0) yield* PubSub.publishAll(hub, step.events)
+        })
+      )
+
+    const heartbeats = yield* bus.subscribe(presenceWildcard(config.cluster)).pipe(Effect.orDie)
+    yield* heartbeats.pipe(
+      Stream.runForEach((message) =>
+        Either.match(decodeAs(Heartbeat, message.data, message.subject), {
+          onLeft: (error) => Effect.logWarning("ignoring malformed heartbeat", error.message),
+          onRight: (heartbeat) =>
+            Effect.flatMap(Clock.currentTimeMillis, (nowMs) => apply({ _tag: "Heartbeat", heartbeat, nowMs }))
+        })
+      ),
+      Effect.forkScoped
+    )
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((nowMs) => apply({ _tag: "Tick", nowMs })),
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.max(10, config.heartbeatIntervalMs / 2)))),
+      Effect.forkScoped
+    )
+
+    const members = Effect.map(Ref.get(view), (v) => [...v.values()])
+    const changes = Stream.fromPubSub(hub)
+    const watch = Stream.unwrapScoped(
+      Effect.gen(function* () {
+        // Subscribe before reading the snapshot so no change falls between the two.
+        const queue = yield* PubSub.subscribe(hub)
+        const snapshot = yield* members
+        return Stream.concat(
+          Stream.fromIterable(snapshot.map((member) => ({ member, previous: MemberState.MEMBER_STATE_UNSPECIFIED }))),
+          Stream.fromQueue(queue)
+        )
+      })
+    )
+    const awaitMembers = (predicate: (members: ReadonlyArray<Member>) => boolean) =>
+      Stream.concat(Stream.make(undefined), watch).pipe(
+        Stream.mapEffect(() => members),
+        Stream.filter(predicate),
+        Stream.runHead,
+        Effect.map((found) => (found._tag === "Some" ? found.value : []))
+      )
+    return Membership.of({ members, changes, watch, awaitMembers })
+  })
+)

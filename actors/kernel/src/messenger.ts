@@ -1,0 +1,143 @@
+/**
+ * The sending side of the kernel: tell, ask, broadcast to a role, delivery to any one instance of a role,
+ * and batched tells. Every send is a `send <subject>` producer span whose context travels in the
+ * `traceparent` header, so the receiving actor's `process` span joins the same trace.
+ */
+
+import { currentTraceparent, withMessagingSpan } from "@reef/observability"
+import { type ActorAddress, EnvelopeBatch, ErrorDetail } from "@reef/proto"
+import { Context, Effect, Either, Layer, Option } from "effect"
+import type { Rpc } from "./actor.js"
+import { Bus, type BusMessage } from "./bus.js"
+import { type Codec, decodeAs, encodeChecked } from "./codec.js"
+import { KernelConfig } from "./config.js"
+import { type AskError, InvalidAddressError, MalformedMessageError, RemoteError, type SendError } from "./errors.js"
+import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+import { actorSubject, addressProblem, anyInstanceSubject, broadcastSubject, isValidToken } from "./subjects.js"
+
+export interface AskOptions {
+  readonly timeoutMs?: number
+}
+
+export interface MessengerShape {
+  readonly tell: <A>(to: ActorAddress, codec: Codec<A>, message: A) => Effect.Effect<void, SendError>
+  /** Many messages to one actor in one NATS message (an EnvelopeBatch): for hot paths. */
+  readonly tellMany: <A>(
+    to: ActorAddress,
+    codec: Codec<A>,
+    messages: ReadonlyArray<A>
+  ) => Effect.Effect<void, SendError>
+  /** To exactly one instance of `role` (NATS queue group). */
+  readonly tellAny: <A>(role: string, codec: Codec<A>, message: A) => Effect.Effect<void, SendError>
+  /** To every instance of `role`. */
+  readonly broadcast: <A>(role: string, codec: Codec<A>, message: A) => Effect.Effect<void, SendError>
+  readonly ask: <A, B>(
+    to: ActorAddress,
+    protocol: Rpc<A, B>,
+    message: A,
+    options?: AskOptions
+  ) => Effect.Effect<B, AskError>
+  readonly askAny: <A, B>(
+    role: string,
+    protocol: Rpc<A, B>,
+    message: A,
+    options?: AskOptions
+  ) => Effect.Effect<B, AskError>
+}
+
+export class Messenger extends Context.Tag("@reef/kernel/Messenger")<Messenger, MessengerShape>() {}
+
+const typeAttribute = (type: string, bytes: number) => ({
+  "reef.message.type": type,
+  "messaging.message.body.size": bytes
+})
+
+/** Headers of an outgoing message: its type and the current span's trace context. */
+const outgoingHeaders = (type: string) =>
+  Effect.map(currentTraceparent, (traceparent) => {
+    const headers = new Map([[TYPE_HEADER, type]])
+    if (Option.isSome(traceparent)) headers.set(TRACEPARENT_HEADER, traceparent.value)
+    return headers
+  })
+
+/** Decodes an ask's reply: an ErrorDetail becomes RemoteError; a reply of another type is malformed. */
+export const decodeReply = <B>(subject: string, codec: Codec<B>, reply: BusMessage): Effect.Effect<B, AskError> => {
+  if (reply.headers.get(ERROR_HEADER) === "1") {
+    return Either.match(decodeAs(ErrorDetail, reply.data, subject), {
+      onLeft: (error) => Effect.fail(error),
+      onRight: (detail) => Effect.fail(new RemoteError({ subject, detail }))
+    })
+  }
+  const type = reply.headers.get(TYPE_HEADER)
+  if (type !== codec.$type) {
+    return Effect.fail(
+      new MalformedMessageError({ type: codec.$type, subject, cause: `reply has type "${type ?? ""}"` })
+    )
+  }
+  return decodeAs(codec, reply.data, subject)
+}
+
+export const makeMessenger = Effect.gen(function* () {
+  const bus = yield* Bus
+  const config = yield* KernelConfig
+
+  const checkAddress = (address: ActorAddress) => {
+    const problem = addressProblem(address)
+    return problem === undefined ? Effect.void : Effect.fail(new InvalidAddressError({ reason: problem }))
+  }
+  const checkRole = (role: string) =>
+    isValidToken(role) ? Effect.void : Effect.fail(new InvalidAddressError({ reason: `invalid role "${role}"` }))
+
+  const encode = <A>(codec: Codec<A>, message: A) => encodeChecked(codec, message, config.maxPayloadBytes)
+
+  const publish = (subject: string, type: string, bytes: Uint8Array, attributes: Record<string, unknown> = {}) =>
+    outgoingHeaders(type).pipe(
+      Effect.flatMap((headers) => bus.publish(subject, bytes, headers)),
+      withMessagingSpan("send", subject, { attributes: { ...typeAttribute(type, bytes.length), ...attributes } })
+    )
+
+  const tellSubject = <A>(subject: string, codec: Codec<A>, message: A) =>
+    Effect.flatMap(encode(codec, message), (bytes) => publish(subject, codec.$type, bytes))
+
+  const askSubject = <A, B>(subject: string, protocol: Rpc<A, B>, message: A, options?: AskOptions) => {
+    const timeoutMs = options?.timeoutMs ?? config.askTimeoutMs
+    return encode(protocol.request, message).pipe(
+      Effect.flatMap((bytes) =>
+        outgoingHeaders(protocol.request.$type).pipe(
+          Effect.flatMap((headers) => bus.request(subject, bytes, headers, timeoutMs)),
+          Effect.flatMap((reply) => decodeReply(subject, protocol.reply, reply)),
+          withMessagingSpan("send", subject, {
+            attributes: { ...typeAttribute(protocol.request.$type, bytes.length), "reef.ask": true }
+          })
+        )
+      )
+    )
+  }
+
+  return Messenger.of({
+    tell: (to, codec, message) => Effect.zipRight(checkAddress(to), tellSubject(actorSubject(to), codec, message)),
+    tellMany: (to, codec, messages) =>
+      Effect.gen(function* () {
+        yield* checkAddress(to)
+        if (messages.length === 0) return
+        const entries = messages.map((m) => {
+          const payload = codec.encode(m).finish()
+          return { type: codec.$type, payload: Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) }
+        })
+        const bytes = yield* encode(EnvelopeBatch, { entries })
+        yield* publish(actorSubject(to), EnvelopeBatch.$type, bytes, {
+          "messaging.batch.message_count": messages.length
+        })
+      }),
+    tellAny: (role, codec, message) =>
+      Effect.zipRight(checkRole(role), tellSubject(anyInstanceSubject(config.cluster, role), codec, message)),
+    broadcast: (role, codec, message) =>
+      Effect.zipRight(checkRole(role), tellSubject(broadcastSubject(config.cluster, role), codec, message)),
+    ask: (to, protocol, message, options) =>
+      Effect.zipRight(checkAddress(to), askSubject(actorSubject(to), protocol, message, options)),
+    askAny: (role, protocol, message, options) =>
+      Effect.zipRight(checkRole(role), askSubject(anyInstanceSubject(config.cluster, role), protocol, message, options))
+  })
+})
+
+export const messengerLayer: Layer.Layer<Messenger, never, Bus | KernelConfig> = Layer.effect(Messenger, makeMessenger)

@@ -1,0 +1,135 @@
+/**
+ * A `nats-server` child process: the embedded default of `reef up` and the fixture of every integration
+ * test. It listens on a free loopback port (never 4222) with JetStream in a temporary store directory,
+ * and can be killed and restarted on the same port and store to test reconnection.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { Data, Effect, Ref } from "effect"
+
+export class NatsServerError extends Data.TaggedError("NatsServerError")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+export interface NatsServerOptions {
+  readonly jetstream?: boolean
+  readonly port?: number
+  /** Milliseconds to wait for "Server is ready". */
+  readonly startTimeoutMs?: number
+}
+
+export interface NatsServer {
+  readonly url: string
+  readonly port: number
+  readonly storeDir: string
+  readonly pid: Effect.Effect<number | undefined>
+  /** SIGKILL, no goodbye: clients see the connection drop. */
+  readonly kill: Effect.Effect<void>
+  /** Starts again on the same port and store directory. */
+  readonly restart: Effect.Effect<void, NatsServerError>
+}
+
+/** `NATS_SERVER_BIN`, then apt's /usr/sbin location, then PATH. */
+export const findNatsServerBinary = (): string | undefined => {
+  const candidates = [
+    process.env.NATS_SERVER_BIN,
+    "/usr/sbin/nats-server",
+    "/usr/bin/nats-server",
+    ...(process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, "nats-server"))
+  ]
+  return candidates.find((c): c is string => c !== undefined && c !== "" && existsSync(c))
+}
+
+export const freePort = Effect.async<number, NatsServerError>((resume) => {
+  const server = createServer()
+  server.unref()
+  server.on("error", (cause) => resume(Effect.fail(new NatsServerError({ reason: `no free port: ${cause}` }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const launch = (binary: string, args: ReadonlyArray<string>, timeoutMs: number) =>
+  Effect.async<ChildProcess, NatsServerError>((resume) => {
+    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] })
+    let output = ""
+    let settled = false
+    const settle = (effect: Effect.Effect<ChildProcess, NatsServerError>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(effect)
+    }
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      settle(Effect.fail(new NatsServerError({ reason: `nats-server not ready after ${timeoutMs} ms:\n${output}` })))
+    }, timeoutMs)
+    child.stderr?.on("data", (chunk: Buffer) => {
+      if (settled) return
+      output += chunk.toString()
+      if (output.includes("Server is ready")) settle(Effect.succeed(child))
+    })
+    child.on("error", (cause) =>
+      settle(Effect.fail(new NatsServerError({ reason: `cannot start ${binary}: ${cause}` })))
+    )
+    child.on("exit", (code) =>
+      settle(Effect.fail(new NatsServerError({ reason: `nats-server exited with ${code}:\n${output}` })))
+    )
+  })
+
+const stopChild = (child: ChildProcess, signal: NodeJS.Signals) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+    child.kill(signal)
+  })
+
+/** Starts nats-server in the current scope; it is stopped and its store removed when the scope closes. */
+export const startNatsServer = (options: NatsServerOptions = {}) =>
+  Effect.gen(function* () {
+    const binary = findNatsServerBinary()
+    if (binary === undefined) {
+      return yield* new NatsServerError({
+        reason: "nats-server not found: install it (apt-get install -y nats-server) or set NATS_SERVER_BIN"
+      })
+    }
+    const port = options.port ?? (yield* freePort)
+    const storeDir = yield* Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "reef-nats-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    )
+    const args = [
+      "-a",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      ...(options.jetstream === false ? [] : ["-js", "-sd", storeDir])
+    ]
+    const timeoutMs = options.startTimeoutMs ?? 10_000
+    const current = yield* Ref.make<ChildProcess | undefined>(undefined)
+    const start = Effect.flatMap(launch(binary, args, timeoutMs), (child) => Ref.set(current, child))
+    const kill = Effect.flatMap(Ref.getAndSet(current, undefined), (child) =>
+      child === undefined ? Effect.void : stopChild(child, "SIGKILL")
+    )
+    yield* Effect.acquireRelease(start, () =>
+      Effect.flatMap(Ref.getAndSet(current, undefined), (child) =>
+        child === undefined ? Effect.void : stopChild(child, "SIGTERM")
+      )
+    )
+    const server: NatsServer = {
+      url: `nats://127.0.0.1:${port}`,
+      port,
+      storeDir,
+      pid: Effect.map(Ref.get(current), (child) => child?.pid),
+      kill,
+      restart: Effect.zipRight(kill, start)
+    }
+    return server
+  })

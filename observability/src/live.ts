@@ -1,0 +1,62 @@
+/**
+ * `ObservabilityLive`: the Layer that turns the Effect spans of an actor into exported OpenTelemetry spans.
+ *
+ * Actors only use Effect's tracing API (`Effect.withSpan`, `Tracer.externalSpan`); providing this layer backs
+ * that API with an OTel tracer whose exporter is chosen from the `OTEL_*` environment (see `config.ts`).
+ * When tracing is off the layer is empty: Effect keeps its built-in tracer (spans and trace ids still exist, so
+ * `traceparent` propagation keeps working through this actor), and no SDK, exporter or timer is created.
+ */
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  SimpleSpanProcessor,
+  type SpanProcessor
+} from "@opentelemetry/sdk-trace-base"
+import * as Arr from "effect/Array"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type ActorIdentity, type Env, resolveObservabilityConfig, type TraceExporterConfig } from "./config.js"
+import { otelTracerLayer } from "./internal/otelTracer.js"
+
+export interface ObservabilityOptions extends ActorIdentity {
+  /** Where the `OTEL_*` variables are read from; defaults to `process.env`. Tests pass their own. */
+  readonly env?: Env | undefined
+  /** Upper bound on flush + shutdown when the layer closes; default 3 seconds. */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+}
+
+const DEFAULT_SHUTDOWN_TIMEOUT = Duration.seconds(3)
+
+const makeProcessor = (exporter: TraceExporterConfig): SpanProcessor => {
+  switch (exporter._tag) {
+    case "Otlp":
+      // Batches in the background; the provider's shutdown flushes what is left.
+      return new BatchSpanProcessor(new OTLPTraceExporter({ url: exporter.url }))
+    case "Console":
+      // Console output is for debugging: print each span as it ends, like the OTel NodeSDK does.
+      return new SimpleSpanProcessor(new ConsoleSpanExporter())
+  }
+}
+
+const describe = (exporter: TraceExporterConfig): string =>
+  exporter._tag === "Otlp" ? `OTLP/HTTP JSON to ${exporter.url}` : "console"
+
+/** Tracing for one actor, configured from `OTEL_*` variables; flushes and shuts down the SDK on scope close. */
+export const ObservabilityLive = (options: ObservabilityOptions): Layer.Layer<never> =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = resolveObservabilityConfig(options, options.env ?? process.env)
+      for (const warning of config.warnings) yield* Effect.logWarning(`observability: ${warning}`)
+      if (!Arr.isNonEmptyReadonlyArray(config.exporters)) {
+        yield* Effect.logDebug(`observability: tracing off (${config.disabledReason ?? "no exporter"})`)
+        return Layer.empty
+      }
+      yield* Effect.logDebug(
+        `observability: ${config.resource.serviceName} exports traces via ${config.exporters.map(describe).join(", ")}`
+      )
+      const processors = Arr.map(config.exporters, makeProcessor)
+      return otelTracerLayer(config.resource, processors, options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT)
+    })
+  )
