@@ -21,7 +21,7 @@ const add = (state: CounterState, key: string, amount: number): CounterState => 
   adds: state.adds + 1
 })
 
-const valueOf = (state: CounterState, key: string): CounterValue => ({
+const counterValue = (state: CounterState, key: string): CounterValue => ({
   key,
   value: state.values.get(key) ?? 0,
   adds: state.adds
@@ -34,9 +34,9 @@ export const counterActor = defineActor<CounterState>({
   handlers: [
     onTell(CounterAdd, (m, { state }) => Ref.update(state, (s) => add(s, m.key, m.amount))),
     onAsk(CounterAddRpc, (m, { state }) =>
-      Ref.updateAndGet(state, (s) => add(s, m.key, m.amount)).pipe(Effect.map((s) => valueOf(s, m.key)))
+      Ref.updateAndGet(state, (s) => add(s, m.key, m.amount)).pipe(Effect.map((s) => counterValue(s, m.key)))
     ),
-    onAsk(CounterGetRpc, (m, { state }) => Effect.map(Ref.get(state), (s) => valueOf(s, m.key))),
+    onAsk(CounterGetRpc, (m, { state }) => Effect.map(Ref.get(state), (s) => counterValue(s, m.key))),
     onAsk(CounterFailRpc, (m) =>
       m.defect
         ? Effect.die(new Error(`requested defect: ${m.reason}`))
