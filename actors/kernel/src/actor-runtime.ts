@@ -432,10 +432,11 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       Effect.gen(function* () {
         yield* Ref.set(status, ActorStatus.ACTOR_STATUS_STOPPING)
         yield* Scope.close(ingressScope, Exit.void)
-        yield* Fiber.join(ingestion).pipe(Effect.timeout(drainTimeout), Effect.ignore)
+        // Finalizers are uninterruptible; the joins must be interruptible for their timeouts to work.
+        yield* Fiber.join(ingestion).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
         yield* Fiber.interrupt(ingestion)
-        yield* Queue.offer(mailbox, END).pipe(Effect.timeout(drainTimeout), Effect.ignore)
-        yield* Fiber.join(processing).pipe(Effect.timeout(drainTimeout), Effect.ignore)
+        yield* Queue.offer(mailbox, END).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
+        yield* Fiber.join(processing).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
         yield* Fiber.interrupt(processing)
         if (definition.onStop) yield* definition.onStop(context)
         yield* heartbeat(true)

@@ -151,14 +151,22 @@ export const makeNatsBus = (nc: NatsConnection) =>
           (svc) => Effect.promise(() => svc.stop().catch(() => null))
         )
         const streams = yield* Effect.forEach(spec.endpoints, (endpoint) =>
-          Effect.try({
-            try: () =>
-              service.addEndpoint(endpoint.name, {
-                subject: endpoint.subject,
-                ...(endpoint.queue ? { queue: endpoint.queue } : {})
-              }),
-            catch: (cause) => new BusError({ operation: `serve ${endpoint.subject}`, cause })
-          }).pipe(
+          Effect.acquireRelease(
+            Effect.try({
+              try: () =>
+                service.addEndpoint(endpoint.name, {
+                  subject: endpoint.subject,
+                  ...(endpoint.queue ? { queue: endpoint.queue } : {})
+                }),
+              catch: (cause) => new BusError({ operation: `serve ${endpoint.subject}`, cause })
+            }),
+            // The service's stop drains the subscriptions (idempotent) but
+            // leaves endpoint iterators open, so end them once the drain is done.
+            (iterator) =>
+              Effect.promise(() => service.stop().catch(() => null)).pipe(
+                Effect.ensuring(Effect.sync(() => iterator.stop()))
+              )
+          ).pipe(
             Effect.map((iterator) =>
               iterableStream(iterator as unknown as AsyncIterable<Msg>, `endpoint ${endpoint.subject}`)
             )

@@ -37,6 +37,7 @@ export {
   encodeMessage
 } from "./codec.js"
 export { defaultKernelConfig, KernelConfig, type KernelConfigShape, kernelConfigLayer } from "./config.js"
+export { CounterAddRpc, CounterFailRpc, CounterGetRpc, type CounterState, counterActor } from "./counter-actor.js"
 export * from "./errors.js"
 export { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 export { type Kernel, memoryKernelLayer, natsKernelLayer } from "./kernel-layer.js"

@@ -1,0 +1,79 @@
+/**
+ * `reef up`: a whole local cluster. Starts nats-server (embedded, unless --nats is given), then one
+ * `reef run` process per actor (the gateway and every role), waits until every actor is seen in the
+ * membership view, prints the actor table, and either runs the demo workload and shuts down (--workload)
+ * or stays up until Ctrl-C.
+ */
+import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { Effect, Option } from "effect"
+import { startReefChild } from "./child-process.js"
+import { clusterPlan } from "./cluster-plan.js"
+import { printMembers } from "./status.js"
+import { formatTable } from "./table.js"
+import { kernelWorkload } from "./workload.js"
+
+export interface UpOptions {
+  readonly natsUrl: Option.Option<string>
+  readonly cluster: string
+  readonly grpcPort: number
+  readonly counters: number
+  readonly workload: boolean
+}
+
+export const runUp = (options: UpOptions) =>
+  Effect.gen(function* () {
+    const natsUrl = Option.isSome(options.natsUrl)
+      ? options.natsUrl.value
+      : (yield* startNatsServer({ jetstream: true })).url
+    yield* Effect.log(`nats-server at ${natsUrl}${Option.isSome(options.natsUrl) ? "" : " (embedded)"}`)
+
+    const plan = clusterPlan(options)
+    const common = ["--nats", natsUrl, "--cluster", options.cluster, "--grpc-port", String(options.grpcPort)]
+    yield* Effect.forEach(
+      plan,
+      (actor) =>
+        startReefChild({ name: `${actor.role}/${actor.id}`, args: ["run", actor.role, "--id", actor.id, ...common] }),
+      { concurrency: "unbounded", discard: true }
+    )
+
+    const program = Effect.gen(function* () {
+      const membership = yield* Membership
+      const members = yield* membership
+        .awaitMembers((ms) =>
+          plan.every((a) => ms.some((m) => isJoined(m) && m.address?.role === a.role && m.address.id === a.id))
+        )
+        .pipe(Effect.timeout("30 seconds"))
+      yield* Effect.sync(() =>
+        console.log(`\nReef cluster "${options.cluster}" is up (gateway on 127.0.0.1:${options.grpcPort})\n`)
+      )
+      yield* printMembers(members)
+      if (!options.workload) {
+        yield* Effect.sync(() => console.log("\nCtrl-C to stop. `pnpm reef status` prints this table again."))
+        return yield* Effect.never
+      }
+      const counters = plan
+        .filter((a) => a.role === "counter")
+        .map((a) => ({ cluster: options.cluster, role: a.role, id: a.id }))
+      const result = yield* kernelWorkload(counters)
+      yield* Effect.sync(() =>
+        console.log(
+          `\nWorkload results\n${formatTable(
+            ["part", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "check"],
+            result.rows.map((r) => [
+              r.part,
+              r.operations,
+              r.seconds.toFixed(3),
+              Math.round(r.perSecond),
+              r.p50Ms?.toFixed(2) ?? "",
+              r.p99Ms?.toFixed(2) ?? "",
+              r.check
+            ])
+          )}\n`
+        )
+      )
+      if (!result.ok) return yield* Effect.fail(new Error("workload check failed"))
+    })
+    yield* program.pipe(
+      Effect.provide(natsKernelLayer({ servers: natsUrl, name: "reef-up" }, { cluster: options.cluster }))
+    )
+  }).pipe(Effect.scoped)

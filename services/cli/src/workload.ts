@@ -1,0 +1,86 @@
+/**
+ * The demo workload of `reef up --workload`: real traffic through the kernel against the running counters,
+ * with results a person can read. Each part checks its own result (the counters must add up).
+ */
+
+import { CounterAddRpc, CounterGetRpc, Messenger, PingRpc } from "@reef/kernel"
+import { type ActorAddress, CounterAdd } from "@reef/proto"
+import { Effect } from "effect"
+
+export interface WorkloadRow {
+  readonly part: string
+  readonly operations: number
+  readonly seconds: number
+  readonly perSecond: number
+  readonly p50Ms?: number
+  readonly p99Ms?: number
+  readonly check: string
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
+  Effect.gen(function* () {
+    const messenger = yield* Messenger
+    const rows: Array<WorkloadRow> = []
+    const key = `workload-${Date.now()}`
+
+    // Asks: 32 in flight, spread over the counters.
+    const asks = 4_000
+    const latencies: Array<number> = []
+    let started = performance.now()
+    yield* Effect.forEach(
+      Array.from({ length: asks }, (_, i) => i),
+      (i) => {
+        const t0 = performance.now()
+        return messenger
+          .ask(counters[i % counters.length]!, CounterAddRpc, { key, amount: 1 })
+          .pipe(Effect.tap(() => Effect.sync(() => latencies.push(performance.now() - t0))))
+      },
+      { concurrency: 32, discard: true }
+    )
+    let seconds = (performance.now() - started) / 1000
+    latencies.sort((a, b) => a - b)
+    rows.push({
+      part: "ask (32 in flight)",
+      operations: asks,
+      seconds,
+      perSecond: asks / seconds,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      check: "every ask answered"
+    })
+
+    // Batched tells: 200 batches of 500 to the first counter, then one ask proves every one was applied.
+    const batches = 200
+    const batchSize = 500
+    const batch = Array.from({ length: batchSize }, () => CounterAdd.fromPartial({ key: `${key}-tell`, amount: 1 }))
+    started = performance.now()
+    for (let b = 0; b < batches; b++) yield* messenger.tellMany(counters[0]!, CounterAdd, batch)
+    const total = yield* messenger.ask(counters[0]!, CounterGetRpc, { key: `${key}-tell` })
+    seconds = (performance.now() - started) / 1000
+    const expected = batches * batchSize
+    rows.push({
+      part: `batched tell (${batchSize}/msg)`,
+      operations: expected,
+      seconds,
+      perSecond: expected / seconds,
+      check:
+        total.value === expected ? `counter = ${total.value} (ok)` : `counter = ${total.value}, expected ${expected}`
+    })
+
+    // Ping through every counter: one trace crossing every process.
+    started = performance.now()
+    const [first, ...rest] = counters
+    const ping = yield* messenger.ask(first!, PingRpc, { target: first, relay: rest, payload: "workload" })
+    seconds = (performance.now() - started) / 1000
+    rows.push({
+      part: "ping relay",
+      operations: 1,
+      seconds,
+      perSecond: 1 / seconds,
+      check: `hops ${ping.hops.map((h) => `${h.address?.id}@${h.pid}`).join(" -> ")}`
+    })
+    return { rows, ok: total.value === expected }
+  })
