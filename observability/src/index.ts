@@ -31,6 +31,7 @@ export {
   MESSAGING_SYSTEM_NATS,
   type MessagingOperation,
   type MessagingSpanOptions,
+  MessagingTracing,
   messagingSpan,
   withMessagingSpan
 } from "./messaging.js"

@@ -6,19 +6,12 @@
  * When tracing is off the layer is empty: Effect keeps its built-in tracer (spans and trace ids still exist, so
  * `traceparent` propagation keeps working through this actor), and no SDK, exporter or timer is created.
  */
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import {
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  SimpleSpanProcessor,
-  type SpanProcessor
-} from "@opentelemetry/sdk-trace-base"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type ActorIdentity, type Env, resolveObservabilityConfig, type TraceExporterConfig } from "./config.js"
-import { otelTracerLayer } from "./internal/otelTracer.js"
 
 export interface ObservabilityOptions extends ActorIdentity {
   /** Where the `OTEL_*` variables are read from; defaults to `process.env`. Tests pass their own. */
@@ -29,7 +22,36 @@ export interface ObservabilityOptions extends ActorIdentity {
 
 const DEFAULT_SHUTDOWN_TIMEOUT = Duration.seconds(3)
 
-const makeProcessor = (exporter: TraceExporterConfig): SpanProcessor => {
+/** The SDK is loaded only when something is exported, so a process with tracing off never pays for it. */
+const loadSdk = () =>
+  Effect.promise(() =>
+    Promise.all([
+      import("@opentelemetry/exporter-trace-otlp-http"),
+      import("@opentelemetry/sdk-trace-base"),
+      import("./internal/otelTracer.js")
+    ])
+  ).pipe(
+    Effect.map(
+      ([
+        { OTLPTraceExporter },
+        { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor },
+        { otelTracerLayer }
+      ]) => ({
+        OTLPTraceExporter,
+        BatchSpanProcessor,
+        ConsoleSpanExporter,
+        SimpleSpanProcessor,
+        otelTracerLayer
+      })
+    )
+  )
+
+type Sdk = Effect.Effect.Success<ReturnType<typeof loadSdk>>
+
+const makeProcessor = (
+  { OTLPTraceExporter, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor }: Sdk,
+  exporter: TraceExporterConfig
+): SpanProcessor => {
   switch (exporter._tag) {
     case "Otlp":
       // Batches in the background; the provider's shutdown flushes what is left.
@@ -56,7 +78,8 @@ export const ObservabilityLive = (options: ObservabilityOptions): Layer.Layer<ne
       yield* Effect.logDebug(
         `observability: ${config.resource.serviceName} exports traces via ${config.exporters.map(describe).join(", ")}`
       )
-      const processors = Arr.map(config.exporters, makeProcessor)
-      return otelTracerLayer(config.resource, processors, options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT)
+      const sdk = yield* loadSdk()
+      const processors = Arr.map(config.exporters, (exporter) => makeProcessor(sdk, exporter))
+      return sdk.otelTracerLayer(config.resource, processors, options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT)
     })
   )

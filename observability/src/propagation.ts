@@ -9,10 +9,10 @@
  * (defaulting to sampled). `parentSpanFromTraceparent` puts the flags there, so an unsampled upstream trace stays
  * unsampled downstream, with or without the OpenTelemetry tracer installed.
  */
-import { makeExternalSpan } from "@effect/opentelemetry/Tracer"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import { formatTraceparent, parseTraceparent, type TraceContext } from "./traceparent.js"
 
 const TRACE_FLAGS_SAMPLED = 0x01
@@ -26,9 +26,10 @@ export const traceContextOf = (span: Tracer.AnySpan): TraceContext => ({
 })
 
 /** Trace context of the span the current fiber runs in, if any. Use its `traceId` to log or correlate. */
-export const currentTraceContext: Effect.Effect<Option.Option<TraceContext>> = Effect.currentParentSpan.pipe(
-  Effect.map(traceContextOf),
-  Effect.option
+export const currentTraceContext: Effect.Effect<Option.Option<TraceContext>> = Effect.map(
+  // serviceOption, not currentParentSpan + option: building a NoSuchElementException per send is costly.
+  Effect.serviceOption(Tracer.ParentSpan),
+  Option.map(traceContextOf)
 )
 
 /** `traceparent` header value for the current span, if any: put it in outgoing message headers. */
@@ -37,12 +38,21 @@ export const currentTraceparent: Effect.Effect<Option.Option<string>> = Effect.m
   Option.map(formatTraceparent)
 )
 
+/**
+ * The Context key under which `@effect/opentelemetry` reads W3C trace-flags of an external span (what its
+ * `makeExternalSpan` writes). Named here instead of importing that module so the kernel's send path does not
+ * load the OpenTelemetry API and semantic conventions (~20 MB) in processes that do not trace; a test checks
+ * that both build the same span.
+ */
+const OtelTraceFlags = Context.GenericTag<number>("@effect/opentelemetry/Tracer/OtelTraceFlags")
+
 /** An `ExternalSpan` for a remote parent, carrying its sampled flag where the OTel tracer reads it. */
 export const externalSpanFromTraceContext = (context: TraceContext): Tracer.ExternalSpan =>
-  makeExternalSpan({
+  Tracer.externalSpan({
     traceId: context.traceId,
     spanId: context.spanId,
-    traceFlags: context.sampled ? TRACE_FLAGS_SAMPLED : TRACE_FLAGS_NONE
+    sampled: context.sampled,
+    context: Context.make(OtelTraceFlags, context.sampled ? TRACE_FLAGS_SAMPLED : TRACE_FLAGS_NONE)
   })
 
 /**

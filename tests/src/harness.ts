@@ -5,7 +5,12 @@
 import type { ChildProcess } from "node:child_process"
 import { startReefChild } from "@reef/cli"
 import { type Kernel, type Nats, type NatsServer, natsKernelLayer, startNatsServer } from "@reef/kernel"
-import { Effect, Exit, type Layer, ManagedRuntime, Schedule, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 
 export interface Harness {
   readonly run: <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Promise<A>

@@ -16,7 +16,8 @@ import {
   TYPE_HEADER
 } from "@reef/kernel"
 import { ActorStatus, CounterAdd, CounterGet, ErrorCode, MemberState } from "@reef/proto"
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ActorProcess, eventually, kernelClient, makeHarness, startActorProcess, startNats } from "./harness.js"
 
@@ -25,12 +26,12 @@ const harness = makeHarness()
 let nats: NatsServer
 let client: ReturnType<typeof kernelClient>
 let p1: ActorProcess
-let p2: ActorProcess
+
 const address = (id: string) => ({ cluster, role: "counter", id })
 
 beforeAll(async () => {
   nats = await startNats(harness)
-  ;[p1, p2] = await Promise.all(
+  ;[p1] = await Promise.all(
     ["p1", "p2"].map((id) => startActorProcess(harness, { role: "counter", id, natsUrl: nats.url, cluster }))
   )
   client = kernelClient(nats.url, cluster, { askTimeoutMs: 3_000 })

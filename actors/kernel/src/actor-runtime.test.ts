@@ -3,7 +3,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ActorStatus, CounterAdd, CounterGet, ErrorCode, PingRequest } from "@reef/proto"
-import { Effect, Either, Fiber, Schedule, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import * as TestClock from "effect/TestClock"
 import { defineActor } from "./actor.js"
 import { PingRpc, spawn } from "./actor-runtime.js"
 import { Bus } from "./bus.js"

@@ -2,8 +2,10 @@
  * Runs one actor: serves its subjects (direct, any-of-role, broadcast) as a NATS micro service, decodes
  * each message with the actor's codecs, queues it in a bounded mailbox and handles it one at a time.
  *
- * Backpressure: a full mailbox suspends ingestion (tells wait in the NATS subscription buffer) and answers
- * asks at once with OVERLOADED, so a caller learns about overload instead of waiting for a timeout.
+ * Ingestion runs synchronously in the NATS callback: decode, then offer to the mailbox (no fiber per message).
+ * Backpressure is explicit: NATS core has no flow control, so a full mailbox answers asks at once with
+ * OVERLOADED (a caller learns about overload instead of waiting for a timeout) and counts and logs tells as
+ * dead letters; the mailbox load in every heartbeat lets senders slow down before that.
  *
  * Supervision: a handler failure becomes an error reply, an errored span and a log line. A defect (a bug)
  * crashes the actor: the asker gets HANDLER_FAILED, state is rebuilt from `initialState`, and the loop
@@ -14,7 +16,7 @@
  * the mailbox, run onStop, and publish a leaving heartbeat.
  */
 import { randomUUID } from "node:crypto"
-import { parentSpanFromTraceparent, withMessagingSpan } from "@reef/observability"
+import { parentSpanFromTraceparent, withMessagingSpan } from "@reef/observability/tracing"
 import {
   type ActorAddress,
   ActorStatus,
@@ -25,22 +27,20 @@ import {
   PingReply,
   PingRequest
 } from "@reef/proto"
-import {
-  Cause,
-  Duration,
-  Effect,
-  Either,
-  ExecutionStrategy,
-  Exit,
-  Fiber,
-  Metric,
-  Option,
-  Queue,
-  Ref,
-  Schedule,
-  Scope,
-  Stream
-} from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import {
   type ActorContext,
   ActorCrashed,
@@ -86,6 +86,33 @@ type Delivery =
       readonly message: BusMessage
       readonly entries: ReadonlyArray<{ readonly value: unknown; readonly handler: Handler<any, any> }>
     }
+
+/** One handler call for a batch: a single entry, or consecutive entries for a batched handler. */
+interface BatchGroup {
+  readonly handler: Handler<any, any>
+  readonly value: unknown
+  readonly count: number
+}
+
+/** Groups consecutive entries of batched handlers into one call each; other entries stay one call each. */
+export const groupBatchEntries = (
+  entries: ReadonlyArray<{ readonly value: unknown; readonly handler: Handler<any, any> }>
+): ReadonlyArray<BatchGroup> => {
+  const groups: Array<BatchGroup> = []
+  let i = 0
+  while (i < entries.length) {
+    const { handler } = entries[i]!
+    if (!handler.batched) {
+      groups.push({ handler, value: entries[i]!.value, count: 1 })
+      i++
+      continue
+    }
+    const values: Array<unknown> = []
+    while (i < entries.length && entries[i]!.handler === handler) values.push(entries[i++]!.value)
+    groups.push({ handler, value: values, count: values.length })
+  }
+  return groups
+}
 
 const END = Symbol("end-of-mailbox")
 type MailboxItem = Delivery | typeof END
@@ -227,6 +254,24 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
       })
 
+    /** The lean path for one entry of a batch: failures are counted and logged; defects crash the actor. */
+    const runBatchEntry = (message: BusMessage, { handler, value, count }: BatchGroup) =>
+      handler.handle(value, context).pipe(
+        Effect.matchEffect({
+          onSuccess: () => {
+            stats.handled += count
+            return Effect.void
+          },
+          onFailure: (failure) => {
+            stats.errored += count
+            return Effect.logWarning(`handler failed: ${failureMessage(failure)}`).pipe(
+              Effect.annotateLogs({ ...logContext, subject: message.subject, type: handler.request.$type }),
+              Effect.zipRight(Metric.increment(metrics.errored))
+            )
+          }
+        })
+      )
+
     const processSpan = (message: BusMessage, attributes: Record<string, unknown>) =>
       withMessagingSpan("process", message.subject, {
         parent: parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER)).pipe((o) =>
@@ -244,11 +289,13 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           Effect.catchAll(() => Effect.void)
         )
       }
-      return Effect.forEach(
-        delivery.entries,
-        (entry) => runHandler(delivery.message, entry.handler, entry.value).pipe(Effect.catchAll(() => Effect.void)),
-        { discard: true }
-      ).pipe(
+      // Batch entries are one-way: no reply, one span and one latency sample for the whole batch.
+      return Effect.suspend(() => {
+        const startedMs = performance.now()
+        return Effect.forEach(groupBatchEntries(delivery.entries), (group) => runBatchEntry(delivery.message, group), {
+          discard: true
+        }).pipe(Effect.ensuring(Effect.sync(() => stats.recordLatency(performance.now() - startedMs))))
+      }).pipe(
         processSpan(delivery.message, {
           "reef.message.type": EnvelopeBatch.$type,
           "messaging.batch.message_count": delivery.entries.length
@@ -257,64 +304,64 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       )
     }
 
-    // ---- ingestion -----------------------------------------------------------------------------------------
-    const decodeBatch = (message: BusMessage): Effect.Effect<Delivery | undefined> =>
-      Effect.gen(function* () {
-        const batch = registry.decode(EnvelopeBatch.$type, message.data, message.subject)
-        if (Either.isLeft(batch)) {
-          yield* reject(message, errorCodeOf(batch.left), batch.left.message, batch.left._tag)
-          return undefined
-        }
-        const entries: Array<{ value: unknown; handler: Handler<any, any> }> = []
-        for (const entry of (batch.right as EnvelopeBatch).entries) {
-          const decoded = registry.decode(entry.type, entry.payload, message.subject)
-          const handler = handlers.get(entry.type)
-          if (Either.isLeft(decoded) || handler === undefined || entry.type === EnvelopeBatch.$type) {
-            const text = Either.isLeft(decoded) ? decoded.left.message : `unexpected nested ${entry.type}`
-            yield* reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, text, "batch-entry")
-            continue
-          }
-          entries.push({ value: decoded.right, handler })
-        }
-        return { _tag: "Batch", message, entries }
-      })
+    // ---- ingestion (synchronous, in the NATS callback) ------------------------------------------------------
+    const runtime = yield* Effect.runtime<R>()
+    const runFork = Runtime.runFork(runtime)
 
-    const ingest = (message: BusMessage): Effect.Effect<void, never, R> =>
-      Effect.gen(function* () {
-        const type = message.headers.get(TYPE_HEADER) ?? ""
-        if (type === EnvelopeBatch.$type) {
-          const delivery = yield* decodeBatch(message)
-          if (delivery !== undefined) yield* Queue.offer(mailbox, delivery)
-          return
+    /** Decodes a batch; entries that do not decode are rejected one by one, the rest are delivered. */
+    const decodeBatch = (message: BusMessage): Delivery | undefined => {
+      const batch = registry.decode(EnvelopeBatch.$type, message.data, message.subject)
+      if (Either.isLeft(batch)) {
+        runFork(reject(message, errorCodeOf(batch.left), batch.left.message, batch.left._tag))
+        return undefined
+      }
+      const entries: Array<{ value: unknown; handler: Handler<any, any> }> = []
+      for (const entry of (batch.right as EnvelopeBatch).entries) {
+        const decoded = registry.decode(entry.type, entry.payload, message.subject)
+        const handler = handlers.get(entry.type)
+        if (Either.isLeft(decoded) || handler === undefined || entry.type === EnvelopeBatch.$type) {
+          const text = Either.isLeft(decoded) ? decoded.left.message : `unexpected nested ${entry.type}`
+          runFork(reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, text, "batch-entry"))
+          continue
         }
+        entries.push({ value: decoded.right, handler })
+      }
+      return { _tag: "Batch", message, entries }
+    }
+
+    /** A full mailbox: asks learn it at once (OVERLOADED); tells are counted and logged as dead letters. */
+    const overflow = (message: BusMessage) =>
+      reject(message, ErrorCode.ERROR_CODE_OVERLOADED, `mailbox of ${actorName} is full (${capacity})`, "overloaded")
+
+    const onMessage = (message: BusMessage): void => {
+      const type = message.headers.get(TYPE_HEADER) ?? ""
+      let delivery: Delivery | undefined
+      if (type === EnvelopeBatch.$type) {
+        delivery = decodeBatch(message)
+        if (delivery === undefined) return
+      } else {
         const decoded = registry.decode(type, message.data, message.subject)
         if (Either.isLeft(decoded)) {
-          return yield* reject(message, errorCodeOf(decoded.left), decoded.left.message, decoded.left._tag)
+          runFork(reject(message, errorCodeOf(decoded.left), decoded.left.message, decoded.left._tag))
+          return
         }
         const handler = handlers.get(type)!
         if (handler.concurrent) {
-          yield* concurrency
-            .withPermits(1)(
+          runFork(
+            concurrency.withPermits(1)(
               runHandler(message, handler, decoded.right).pipe(
                 processSpan(message, { "reef.message.type": type }),
                 Effect.catchAll(() => Effect.void),
                 Effect.catchAllDefect((defect) => Effect.logError("concurrent handler died", defect))
               )
             )
-            .pipe(Effect.forkIn(actorScope))
+          )
           return
         }
-        const delivery: Delivery = { _tag: "Single", message, value: decoded.right, handler }
-        if (message.reply !== undefined && (yield* Queue.size(mailbox)) >= capacity) {
-          return yield* reject(
-            message,
-            ErrorCode.ERROR_CODE_OVERLOADED,
-            `mailbox of ${actorName} is full`,
-            "overloaded"
-          )
-        }
-        yield* Queue.offer(mailbox, delivery)
-      })
+        delivery = { _tag: "Single", message, value: handler.batched ? [decoded.right] : decoded.right, handler }
+      }
+      if (!Queue.unsafeOffer(mailbox, delivery)) runFork(overflow(message))
+    }
 
     // ---- processing and supervision ------------------------------------------------------------------------
     /** Items taken from the mailbox but not yet handled: survives a crash so nothing taken is lost. */
@@ -400,28 +447,30 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     // ---- wiring --------------------------------------------------------------------------------------------
     const actorScope = yield* Effect.scope
     const ingressScope = yield* Scope.fork(actorScope, ExecutionStrategy.sequential)
-    const ingress = yield* bus
-      .serve({
-        name: `reef-${definition.role}`,
-        version: config.version,
-        description: definition.description ?? `Reef ${definition.role} actor`,
-        metadata: { cluster: address.cluster, role: address.role, id, incarnation },
-        endpoints: [
-          { name: "direct", subject: actorSubject(address) },
-          {
-            name: "any",
-            subject: anyInstanceSubject(address.cluster, address.role),
-            queue: roleQueueGroup(address.role)
-          },
-          { name: "broadcast", subject: broadcastSubject(address.cluster, address.role) }
-        ],
-        stats: () => stats.snapshot(Option.getOrElse(mailbox.unsafeSize(), () => 0))
-      })
+    yield* bus
+      .serve(
+        {
+          name: `reef-${definition.role}`,
+          version: config.version,
+          description: definition.description ?? `Reef ${definition.role} actor`,
+          metadata: { cluster: address.cluster, role: address.role, id, incarnation },
+          endpoints: [
+            { name: "direct", subject: actorSubject(address) },
+            {
+              name: "any",
+              subject: anyInstanceSubject(address.cluster, address.role),
+              queue: roleQueueGroup(address.role)
+            },
+            { name: "broadcast", subject: broadcastSubject(address.cluster, address.role) }
+          ],
+          stats: () => stats.snapshot(Option.getOrElse(mailbox.unsafeSize(), () => 0))
+        },
+        onMessage
+      )
       .pipe(Scope.extend(ingressScope))
 
     if (definition.onStart) yield* definition.onStart(context)
     const processing = yield* Effect.forkIn(supervised, actorScope)
-    const ingestion = yield* Effect.forkIn(Stream.runForEach(ingress, ingest), actorScope)
     yield* heartbeat(false).pipe(
       Effect.repeat(Schedule.spaced(Duration.millis(config.heartbeatIntervalMs))),
       Effect.forkIn(actorScope)
@@ -431,10 +480,13 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         yield* Ref.set(status, ActorStatus.ACTOR_STATUS_STOPPING)
-        yield* Scope.close(ingressScope, Exit.void)
-        // Finalizers are uninterruptible; the joins must be interruptible for their timeouts to work.
-        yield* Fiber.join(ingestion).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
-        yield* Fiber.interrupt(ingestion)
+        // Drains the subscriptions: every message already sent to this actor is in the mailbox afterwards.
+        yield* Scope.close(ingressScope, Exit.void).pipe(
+          Effect.interruptible,
+          Effect.timeout(drainTimeout),
+          Effect.ignore
+        )
+        // Finalizers are uninterruptible; waits must be interruptible for their timeouts to work.
         yield* Queue.offer(mailbox, END).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
         yield* Fiber.join(processing).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
         yield* Fiber.interrupt(processing)

@@ -2,7 +2,11 @@
  * Counters of one actor, kept as plain numbers on the hot path and exported three ways: in heartbeats, in
  * `$SRV.STATS`, and as Effect metrics (`reef_actor_*`, tagged with the actor) for OpenTelemetry.
  */
-import { Effect, Metric, MetricBoundaries, type MetricKeyType, type MetricState } from "effect"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import type * as MetricState from "effect/MetricState"
 
 const LATENCY_WINDOW = 1024
 

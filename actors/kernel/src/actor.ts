@@ -3,7 +3,10 @@
  * state and its lifecycle hooks. The runtime (actor-runtime.ts) does everything else.
  */
 import type { ActorAddress, ErrorCode } from "@reef/proto"
-import { Data, type Effect, type Ref, Schedule } from "effect"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import type { Codec } from "./codec.js"
 
 /** A request type and the reply type it is answered with. */
@@ -33,6 +36,8 @@ export interface Handler<S, R> {
   readonly reply: Codec<any> | undefined
   /** Runs outside the mailbox, in parallel with others; only for handlers that touch no state. */
   readonly concurrent: boolean
+  /** `handle` takes an array: consecutive messages of this type in one batch are handled in one call. */
+  readonly batched: boolean
   readonly handle: (message: any, context: ActorContext<S>) => Effect.Effect<unknown, HandlerFailure, R>
 }
 
@@ -45,7 +50,22 @@ export const onTell = <S, A, R = never>(
   request: Codec<A>,
   handle: (message: A, context: ActorContext<S>) => Effect.Effect<void, HandlerFailure, R>,
   options: HandlerOptions = {}
-): Handler<S, R> => ({ request, reply: undefined, concurrent: options.concurrent ?? false, handle })
+): Handler<S, R> => ({ request, reply: undefined, concurrent: options.concurrent ?? false, batched: false, handle })
+
+/**
+ * A one-way handler that receives messages in groups: all consecutive messages of this type in one batch
+ * (tellMany), or a single message from a plain tell. For hot paths, where per-message work must be tiny.
+ */
+export const onTellBatch = <S, A, R = never>(
+  request: Codec<A>,
+  handle: (messages: ReadonlyArray<A>, context: ActorContext<S>) => Effect.Effect<void, HandlerFailure, R>
+): Handler<S, R> => ({
+  request,
+  reply: undefined,
+  concurrent: false,
+  batched: true,
+  handle: (messages, context) => handle(messages as ReadonlyArray<A>, context)
+})
 
 /** A request/reply handler (ask). */
 export const onAsk = <S, A, B, R = never>(
@@ -56,6 +76,7 @@ export const onAsk = <S, A, B, R = never>(
   request: protocol.request,
   reply: protocol.reply,
   concurrent: options.concurrent ?? false,
+  batched: false,
   handle
 })
 

@@ -3,7 +3,11 @@
  * deterministic tests of kernel and protocol code without a server. Time comes from Effect's Clock, so
  * ask timeouts follow TestClock.
  */
-import { Effect, Layer, Queue, Ref, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { Bus, type BusMessage, type Headers } from "./bus.js"
 import { AskTimeoutError, UnavailableError } from "./errors.js"
 import { subjectMatches } from "./subjects.js"
@@ -93,9 +97,16 @@ export const makeMemoryBus = Effect.gen(function* () {
           route({ subject: to.reply, data, headers: headers ?? EMPTY_HEADERS, reply: undefined })
       }),
     subscribe,
-    serve: (spec) =>
-      Effect.forEach(spec.endpoints, (e) => subscribe(e.subject, e.queue ? { queue: e.queue } : undefined)).pipe(
-        Effect.map((streams) => Stream.mergeAll(streams, { concurrency: "unbounded" }))
+    serve: (spec, onMessage) =>
+      Effect.forEach(
+        spec.endpoints,
+        (e) =>
+          subscribe(e.subject, e.queue ? { queue: e.queue } : undefined).pipe(
+            Effect.flatMap((stream) =>
+              Effect.forkScoped(Stream.runForEach(stream, (m) => Effect.sync(() => onMessage(m))))
+            )
+          ),
+        { discard: true }
       ),
     flush: Effect.void,
     events: Stream.never

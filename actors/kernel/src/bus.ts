@@ -2,7 +2,10 @@
  * The Bus service: the only way actors touch the network. A real NATS layer (bus-nats.ts) and an in-memory
  * layer (bus-memory.ts) implement it, so protocol and kernel logic can be tested without a server.
  */
-import { Context, type Effect, type Scope, type Stream } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
 
 /** Header names are case-sensitive on NATS; the kernel always uses these exact spellings. */
@@ -57,8 +60,15 @@ export interface BusShape {
     subject: string,
     options?: { readonly queue?: string }
   ) => Effect.Effect<Stream.Stream<BusMessage>, BusError, Scope.Scope>
-  /** Serves every endpoint of `spec` as one stream, visible to NATS service discovery. Drains on scope close. */
-  readonly serve: (spec: ServiceSpec) => Effect.Effect<Stream.Stream<BusMessage>, BusError, Scope.Scope>
+  /**
+   * Serves every endpoint of `spec`, visible to NATS service discovery, calling `onMessage` synchronously for
+   * each message (the hot path: no stream or fiber hop per message). Closing the scope drains: every message
+   * the server already sent is still delivered before the close completes.
+   */
+  readonly serve: (
+    spec: ServiceSpec,
+    onMessage: (message: BusMessage) => void
+  ) => Effect.Effect<void, BusError, Scope.Scope>
   /** Waits until everything published so far reached the server. */
   readonly flush: Effect.Effect<void, BusError>
   readonly events: Stream.Stream<BusEvent>

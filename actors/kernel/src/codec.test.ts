@@ -1,5 +1,5 @@
 import { PingRequest } from "@reef/proto"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
 import { CodecRegistry, encodeChecked, encodeMessage } from "./codec.js"
 

@@ -4,7 +4,7 @@
  * bad bytes become typed errors rather than garbage. Pure: no I/O.
  */
 import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { MalformedMessageError, OversizedMessageError, UnknownTypeError } from "./errors.js"
 
 /** What ts-proto generates for each message with `outputTypeAnnotations=static-only`. */

@@ -1,5 +1,6 @@
 /** Kernel settings shared by every actor of a process. Each has a limit or a bound, on purpose. */
-import { Context, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./codec.js"
 import type { MembershipConfig } from "./membership-view.js"
 

@@ -3,8 +3,9 @@
  * supervision). `reef up` runs it for the main workload and `pnpm bench kernel` measures with it.
  */
 import { CounterAdd, CounterFail, CounterGet, CounterValue } from "@reef/proto"
-import { Effect, Ref } from "effect"
-import { defineActor, onAsk, onTell, rpc } from "./actor.js"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import { defineActor, onAsk, onTellBatch, rpc } from "./actor.js"
 import { HandlerError } from "./errors.js"
 
 export const CounterAddRpc = rpc(CounterAdd, CounterValue)
@@ -21,6 +22,12 @@ const add = (state: CounterState, key: string, amount: number): CounterState => 
   adds: state.adds + 1
 })
 
+const addAll = (state: CounterState, adds: ReadonlyArray<CounterAdd>): CounterState => {
+  const values = new Map(state.values)
+  for (const { key, amount } of adds) values.set(key, (values.get(key) ?? 0) + amount)
+  return { values, adds: state.adds + adds.length }
+}
+
 const counterValue = (state: CounterState, key: string): CounterValue => ({
   key,
   value: state.values.get(key) ?? 0,
@@ -32,7 +39,8 @@ export const counterActor = defineActor<CounterState>({
   description: "Reef demo counter",
   initialState: Effect.succeed({ values: new Map(), adds: 0 }),
   handlers: [
-    onTell(CounterAdd, (m, { state }) => Ref.update(state, (s) => add(s, m.key, m.amount))),
+    // Tells arrive in groups (tellMany): one state update per group, not per message.
+    onTellBatch(CounterAdd, (adds, { state }) => Ref.update(state, (s) => addAll(s, adds))),
     onAsk(CounterAddRpc, (m, { state }) =>
       Ref.updateAndGet(state, (s) => add(s, m.key, m.amount)).pipe(Effect.map((s) => counterValue(s, m.key)))
     ),

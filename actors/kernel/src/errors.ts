@@ -3,7 +3,7 @@
  * Every error an asker can receive maps to one `reef.v1.ErrorCode`, so it can cross the wire as an ErrorDetail.
  */
 import { ErrorCode, type ErrorDetail } from "@reef/proto"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** The payload names a protobuf type the receiver has no codec for. */
 export class UnknownTypeError extends Data.TaggedError("UnknownTypeError")<{

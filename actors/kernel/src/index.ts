@@ -13,6 +13,7 @@ export {
   type HandlerFailure,
   onAsk,
   onTell,
+  onTellBatch,
   type Rpc,
   rpc
 } from "./actor.js"

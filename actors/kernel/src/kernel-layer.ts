@@ -2,7 +2,7 @@
  * The layers a Reef process needs, composed once: configuration, a Bus (real NATS or in-memory), the
  * Messenger and the Membership view. Roles add their own services on top.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import type { Bus } from "./bus.js"
 import { memoryBusLayer } from "./bus-memory.js"
 import { type Nats, type NatsOptions, natsLayer } from "./bus-nats.js"

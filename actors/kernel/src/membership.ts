@@ -7,7 +7,16 @@
  * `membership.suspectAfterMs + heartbeatIntervalMs / 2` (the tick period) of its last heartbeat.
  */
 import { Heartbeat, type Member, MemberState, type MembershipEvent } from "@reef/proto"
-import { Clock, Context, Duration, Effect, Either, Layer, PubSub, Ref, Schedule, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import { Bus } from "./bus.js"
 import { decodeAs } from "./codec.js"
 import { KernelConfig } from "./config.js"

@@ -4,14 +4,26 @@
  * `traceparent` header, so the receiving actor's `process` span joins the same trace.
  */
 
-import { currentTraceparent, withMessagingSpan } from "@reef/observability"
+import { BinaryWriter } from "@bufbuild/protobuf/wire"
+import { currentTraceparent, withMessagingSpan } from "@reef/observability/tracing"
 import { type ActorAddress, EnvelopeBatch, ErrorDetail } from "@reef/proto"
-import { Context, Effect, Either, Layer, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { Rpc } from "./actor.js"
 import { Bus, type BusMessage } from "./bus.js"
 import { type Codec, decodeAs, encodeChecked } from "./codec.js"
 import { KernelConfig } from "./config.js"
-import { type AskError, InvalidAddressError, MalformedMessageError, RemoteError, type SendError } from "./errors.js"
+import {
+  type AskError,
+  InvalidAddressError,
+  MalformedMessageError,
+  OversizedMessageError,
+  RemoteError,
+  type SendError
+} from "./errors.js"
 import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 import { actorSubject, addressProblem, anyInstanceSubject, broadcastSubject, isValidToken } from "./subjects.js"
 
@@ -77,6 +89,28 @@ export const decodeReply = <B>(subject: string, codec: Codec<B>, reply: BusMessa
   return decodeAs(codec, reply.data, subject)
 }
 
+/**
+ * Encodes an EnvelopeBatch of `messages` in one pass: each entry's payload is written in place as a
+ * length-delimited field (fork/join), with no per-message buffer and no second copy.
+ */
+export const encodeBatch = <A>(codec: Codec<A>, messages: ReadonlyArray<A>): Uint8Array => {
+  const writer = new BinaryWriter()
+  for (const message of messages) {
+    writer.uint32(BATCH_ENTRIES_TAG).fork()
+    writer.uint32(ENTRY_TYPE_TAG).string(codec.$type)
+    writer.uint32(ENTRY_PAYLOAD_TAG).fork()
+    codec.encode(message, writer)
+    writer.join()
+    writer.join()
+  }
+  return writer.finish()
+}
+
+// Protobuf tags (field number << 3 | wire type 2) of EnvelopeBatch.entries, BatchEntry.type, BatchEntry.payload.
+const BATCH_ENTRIES_TAG = (1 << 3) | 2
+const ENTRY_TYPE_TAG = (1 << 3) | 2
+const ENTRY_PAYLOAD_TAG = (2 << 3) | 2
+
 export const makeMessenger = Effect.gen(function* () {
   const bus = yield* Bus
   const config = yield* KernelConfig
@@ -120,11 +154,14 @@ export const makeMessenger = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* checkAddress(to)
         if (messages.length === 0) return
-        const entries = messages.map((m) => {
-          const payload = codec.encode(m).finish()
-          return { type: codec.$type, payload: Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) }
-        })
-        const bytes = yield* encode(EnvelopeBatch, { entries })
+        const bytes = encodeBatch(codec, messages)
+        if (bytes.length > config.maxPayloadBytes) {
+          return yield* new OversizedMessageError({
+            type: EnvelopeBatch.$type,
+            sizeBytes: bytes.length,
+            limitBytes: config.maxPayloadBytes
+          })
+        }
         yield* publish(actorSubject(to), EnvelopeBatch.$type, bytes, {
           "messaging.batch.message_count": messages.length
         })

@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Data, Effect, Ref } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 
 export class NatsServerError extends Data.TaggedError("NatsServerError")<{ readonly reason: string }> {
   override get message() {

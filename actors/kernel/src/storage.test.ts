@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import { afterAll, describe, expect, it } from "vitest"
 import { lmdbStorageLayer, memoryStorageLayer, Storage, type StorageError } from "./storage.js"
 

@@ -3,8 +3,11 @@
  * disk (real, durable) and an in-memory map (for deterministic tests and simulation).
  */
 
-import { Context, Data, Effect, Layer } from "effect"
-import { open, type RootDatabase } from "lmdb"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { RootDatabase } from "lmdb"
 
 export class StorageError extends Data.TaggedError("StorageError")<{
   readonly operation: string
@@ -53,9 +56,10 @@ export const lmdbStorageLayer = (path: string): Layer.Layer<Storage, StorageErro
   Layer.scoped(
     Storage,
     Effect.gen(function* () {
+      // Loaded on first use: the native module is only paid for by processes that keep data on disk.
       const db: RootDatabase<Buffer, string> = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => open<Buffer, string>({ path, encoding: "binary" }),
+        Effect.tryPromise({
+          try: () => import("lmdb").then(({ open }) => open<Buffer, string>({ path, encoding: "binary" })),
           catch: (cause) => new StorageError({ operation: `open ${path}`, cause })
         }),
         (db) => Effect.promise(() => db.close())

@@ -7,6 +7,7 @@
  * their own provider and resource, and nothing leaks between test cases. On scope close the provider is
  * flushed and shut down (bounded by `shutdownTimeout`), so a gracefully exiting process exports its last spans.
  */
+
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as Resource from "@effect/opentelemetry/Resource"
 import * as Tracer from "@effect/opentelemetry/Tracer"
@@ -15,6 +16,7 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import type { ResourceConfig } from "../config.js"
+import { MessagingTracing } from "../messaging.js"
 
 export const otelTracerLayer = (
   resource: ResourceConfig,
@@ -22,6 +24,7 @@ export const otelTracerLayer = (
   shutdownTimeout: Duration.DurationInput
 ): Layer.Layer<never> =>
   Tracer.layerWithoutOtelTracer.pipe(
+    Layer.merge(Layer.succeed(MessagingTracing, true)),
     Layer.provide(Tracer.layerTracer),
     Layer.provide(NodeSdk.layerTracerProvider(processors, { shutdownTimeout })),
     Layer.provide(

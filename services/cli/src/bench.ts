@@ -1,6 +1,6 @@
 /** `reef bench <suite>`: runs bench/src/main.ts in a child process with the same arguments as `pnpm bench`. */
 import { Command } from "@effect/platform"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { sourceArgv } from "./self-command.js"
 
 export const runBench = (suite: string, quick: boolean) =>

@@ -4,7 +4,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { reefArgv } from "./self-command.js"
 
 export class ChildStartError extends Data.TaggedError("ChildStartError")<{

@@ -1,92 +1,12 @@
 /**
- * The `reef` command line: run one actor, bring up a local cluster, show its status, run a benchmark.
+ * The `reef` binary. `reef run` (an actor process: long-lived, counted in megabytes) loads only what it needs;
+ * every other command goes through the full @effect/cli definition in cli-main.ts.
  */
-import { Args, Command, Options } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect, Option } from "effect"
-
-// Each command loads its own modules, so an actor process does not load the gateway client or the launcher.
-const load = <M>(module: () => Promise<M>) => Effect.promise(module)
-
-const natsOption = Options.text("nats").pipe(
-  Options.withDescription(
-    "NATS server URL (default for run/status: nats://127.0.0.1:4222; up: an embedded nats-server)"
-  ),
-  Options.optional
-)
-const clusterOption = Options.text("cluster").pipe(Options.withDefault("local"))
-const grpcPortOption = Options.integer("grpc-port").pipe(
-  Options.withDescription("gRPC port of the gateway"),
-  Options.withDefault(50051)
-)
-
-const run = Command.make(
-  "run",
-  {
-    role: Args.text({ name: "role" }),
-    id: Options.text("id").pipe(Options.optional),
-    nats: natsOption,
-    cluster: clusterOption,
-    grpcPort: grpcPortOption
-  },
-  ({ role, id, nats, cluster, grpcPort }) =>
-    Effect.flatMap(
-      load(() => import("./run-role.js")),
-      ({ runRole }) =>
-        runRole(role, {
-          id: Option.getOrElse(id, () => `${role}-${process.pid}`),
-          cluster,
-          natsUrl: Option.getOrElse(nats, () => "nats://127.0.0.1:4222"),
-          grpcPort
-        })
-    )
-).pipe(Command.withDescription("Start one actor process"))
-
-const up = Command.make(
-  "up",
-  {
-    nats: natsOption,
-    cluster: clusterOption,
-    grpcPort: grpcPortOption,
-    counters: Options.integer("counters").pipe(Options.withDefault(2)),
-    workload: Options.boolean("workload").pipe(
-      Options.withDescription("run the demo workload, print its results, then shut the cluster down")
-    )
-  },
-  (options) =>
-    Effect.flatMap(
-      load(() => import("./up.js")),
-      ({ runUp }) => runUp({ ...options, natsUrl: options.nats })
-    )
-).pipe(
-  Command.withDescription("Start a local cluster: nats-server (embedded unless --nats), the gateway and every role")
-)
-
-const status = Command.make(
-  "status",
-  {
-    gateway: Options.text("gateway").pipe(Options.withDefault("127.0.0.1:50051")),
-    role: Options.text("role").pipe(Options.optional)
-  },
-  ({ gateway, role }) =>
-    Effect.flatMap(
-      load(() => import("./status.js")),
-      ({ printStatus }) => printStatus(gateway, Option.getOrUndefined(role))
-    )
-).pipe(Command.withDescription("Print the actor table, read over gRPC from the gateway"))
-
-const bench = Command.make(
-  "bench",
-  { suite: Args.text({ name: "suite" }), quick: Options.boolean("quick") },
-  ({ suite, quick }) =>
-    Effect.flatMap(
-      load(() => import("./bench.js")),
-      ({ runBench }) => runBench(suite, quick)
-    )
-).pipe(Command.withDescription("Run a benchmark suite (writes bench/results/<suite>.json)"))
-
-const reef = Command.make("reef").pipe(Command.withSubcommands([run, up, status, bench]))
-
-const cli = Command.run(reef, { name: "reef", version: "0.1.0" })
-
-cli(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))
+const argv = process.argv
+if (argv[2] === "run" && !argv.includes("--help") && !argv.includes("-h")) {
+  const { main } = await import("./run-main.js")
+  main(argv.slice(3))
+} else {
+  const { main } = await import("./cli-main.js")
+  main(argv)
+}

@@ -3,7 +3,7 @@
  */
 import { counterActor, type Kernel, spawn } from "@reef/kernel"
 import type { Effect, Scope } from "effect"
-import { Effect as E } from "effect"
+import * as E from "effect/Effect"
 
 export interface RunOptions {
   readonly id: string
@@ -25,6 +25,17 @@ const counter: RoleLauncher = {
   start: (options) => E.map(spawn(counterActor, options.id), (ref) => `counter ${ref.address.id}`)
 }
 
-export const roles: ReadonlyArray<RoleLauncher> = [counter]
+const gateway: RoleLauncher = {
+  role: "gateway",
+  description: "gRPC gateway: reef.v1.Cluster, health and reflection",
+  // Loaded on demand: grpc-js is not needed (nor its memory spent) in processes of other roles.
+  start: (options) =>
+    E.promise(() => import("@reef/gateway")).pipe(
+      E.flatMap(({ runGateway }) => runGateway({ port: options.grpcPort, id: options.id })),
+      E.map((server) => `gateway ${options.id} on ${server.address}`)
+    )
+}
+
+export const roles: ReadonlyArray<RoleLauncher> = [gateway, counter]
 
 export const findRole = (role: string): RoleLauncher | undefined => roles.find((r) => r.role === role)

@@ -4,8 +4,10 @@
  * heartbeat goes out, and the last spans are exported.
  */
 import { natsKernelLayer } from "@reef/kernel"
-import { ObservabilityLive } from "@reef/observability"
-import { Data, Effect, Layer } from "effect"
+import { ObservabilityLive } from "@reef/observability/live"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { findRole, type RunOptions, roles } from "./roles.js"
 
 export class UnknownRoleError extends Data.TaggedError("UnknownRoleError")<{ readonly role: string }> {

@@ -1,7 +1,7 @@
 /** `reef status`: the actor table, read over gRPC from the gateway (ListActors). */
 import { listActors } from "@reef/gateway"
 import { ActorStatus, type Member, MemberState } from "@reef/proto"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { formatTable } from "./table.js"
 
 const stateName = (s: MemberState) => MemberState[s]?.replace("MEMBER_STATE_", "").toLowerCase() ?? String(s)

@@ -5,7 +5,8 @@
  * or stays up until Ctrl-C.
  */
 import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { startReefChild } from "./child-process.js"
 import { clusterPlan } from "./cluster-plan.js"
 import { printMembers } from "./status.js"

@@ -5,7 +5,7 @@
 
 import { CounterAddRpc, CounterGetRpc, Messenger, PingRpc } from "@reef/kernel"
 import { type ActorAddress, CounterAdd } from "@reef/proto"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 export interface WorkloadRow {
   readonly part: string

@@ -1,0 +1,259 @@
+/**
+ * Suite `kernel`: the cost of the actor kernel over raw nats.js on the same server, in the same run.
+ *
+ *   ask        Reef ask to a counter actor  vs  raw nc.request to a raw responder (round trip at 1 in flight,
+ *              throughput at 64 in flight)
+ *   tell       Reef tell, one NATS message per tell  vs  raw publish to a raw counting subscriber
+ *   batched    Reef tellMany (1000 per NATS message) vs  the same raw one-message-per-publish baseline
+ *
+ * Every tell run ends when the receiver has handled every message (checked with a final ask / count).
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node"
+import {
+  CounterAddRpc,
+  CounterGetRpc,
+  counterActor,
+  Messenger,
+  natsKernelLayer,
+  spawn,
+  startNatsServer
+} from "@reef/kernel"
+import { CounterAdd, CounterGet, CounterValue } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { machine, peakRssMb, percentile, printTable, round, writeResult } from "./report.js"
+
+const CLUSTER = "bench"
+const target = { cluster: CLUSTER, role: "counter", id: "b1" }
+
+interface Sizes {
+  readonly roundTrips: number
+  readonly asks: number
+  readonly tells: number
+  readonly batch: number
+  readonly repeats: number
+}
+
+const sizesFor = (quick: boolean): Sizes =>
+  quick
+    ? { roundTrips: 500, asks: 5_000, tells: 50_000, batch: 1000, repeats: 1 }
+    : { roundTrips: 3_000, asks: 40_000, tells: 400_000, batch: 1000, repeats: 3 }
+
+const now = () => performance.now()
+
+/** Best of `repeats` runs (the least disturbed by other load on a shared machine). */
+const best = async (repeats: number, run: () => Promise<number>) => {
+  let top = 0
+  for (let i = 0; i < repeats; i++) top = Math.max(top, await run())
+  return top
+}
+
+// ---- raw nats.js baselines ------------------------------------------------------------------------------------
+
+const rawResponder = (nc: NatsConnection, subject: string) => {
+  const reply = CounterValue.encode({ key: "k", value: 1, adds: 1 }).finish()
+  nc.subscribe(subject, {
+    callback: (_err, msg) => {
+      msg.respond(reply)
+    }
+  })
+}
+
+const rawRoundTrips = async (nc: NatsConnection, subject: string, n: number) => {
+  const body = CounterGet.encode({ key: "k" }).finish()
+  const latencies: Array<number> = []
+  for (let i = 0; i < n; i++) {
+    const t0 = now()
+    await nc.request(subject, body, { timeout: 5000 })
+    latencies.push(now() - t0)
+  }
+  return latencies
+}
+
+const inFlight = async (n: number, concurrency: number, one: () => Promise<unknown>) => {
+  let next = 0
+  const t0 = now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++
+        await one()
+      }
+    })
+  )
+  return n / ((now() - t0) / 1000)
+}
+
+const rawPublishThroughput = async (pub: NatsConnection, sub: NatsConnection, subject: string, n: number) => {
+  const body = CounterAdd.encode({ key: "k", amount: 1 }).finish()
+  let received = 0
+  let done: () => void = () => {}
+  const finished = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const subscription = sub.subscribe(subject, {
+    callback: () => {
+      received++
+      if (received === n) done()
+    }
+  })
+  await sub.flush()
+  const t0 = now()
+  for (let i = 0; i < n; i++) {
+    pub.publish(subject, body)
+    if (i % 5000 === 0) await pub.flush()
+  }
+  await pub.flush()
+  await finished
+  const rate = n / ((now() - t0) / 1000)
+  subscription.unsubscribe()
+  return rate
+}
+
+// ---- the suite --------------------------------------------------------------------------------------------------
+
+export const run = async (quick: boolean) => {
+  const sizes = sizesFor(quick)
+  const program = Effect.gen(function* () {
+    const server = yield* startNatsServer({ jetstream: false })
+    // The actor gets its own connection and runtime, like a separate process would.
+    const actorRuntime = ManagedRuntime.make(
+      natsKernelLayer({ servers: server.url, name: "bench-actor" }, { cluster: CLUSTER })
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => actorRuntime.dispose()))
+    yield* Effect.promise(() =>
+      actorRuntime.runPromise(
+        Effect.forkDaemon(Effect.scoped(Effect.zipRight(spawn(counterActor, "b1"), Effect.never)))
+      )
+    )
+    const client = ManagedRuntime.make(
+      natsKernelLayer({ servers: server.url, name: "bench-client" }, { cluster: CLUSTER }) as Layer.Layer<Messenger>
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => client.dispose()))
+    const raw = yield* Effect.promise(() =>
+      Promise.all([0, 1].map(() => connect({ servers: server.url, noAsyncTraces: true })))
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(raw.map((c) => c.close()))))
+    const [rawA, rawB] = raw as [NatsConnection, NatsConnection]
+    rawResponder(rawB, "raw.ask")
+    yield* Effect.promise(() => rawB.flush())
+
+    const messenger = yield* Effect.promise(() => client.runPromise(Messenger))
+    const askEffect = messenger.ask(target, CounterAddRpc, { key: "k", amount: 1 })
+    const ask = () => client.runPromise(askEffect)
+    /** Asks with `concurrency` in flight, all inside one Effect (how an actor or service would issue them). */
+    const askInFlight = (n: number, concurrency: number) => () =>
+      client.runPromise(
+        Effect.gen(function* () {
+          const t0 = now()
+          yield* Effect.forEach(Array.from({ length: n }), () => askEffect, { concurrency, discard: true })
+          return n / ((now() - t0) / 1000)
+        })
+      )
+    // Warm up both paths (JIT, connections, membership).
+    yield* Effect.promise(askInFlight(2_000, 16))
+    yield* Effect.promise(() => inFlight(2_000, 16, () => rawA.request("raw.ask", new Uint8Array(4))))
+
+    const reefLatency: Array<number> = []
+    yield* Effect.promise(async () => {
+      for (let i = 0; i < sizes.roundTrips; i++) {
+        const t0 = now()
+        await ask()
+        reefLatency.push(now() - t0)
+      }
+    })
+    const rawLatency = yield* Effect.promise(() => rawRoundTrips(rawA, "raw.ask", sizes.roundTrips))
+    const reefAskRate = yield* Effect.promise(() => best(sizes.repeats, askInFlight(sizes.asks, 64)))
+    const rawAskRate = yield* Effect.promise(() =>
+      best(sizes.repeats, () =>
+        inFlight(sizes.asks, 64, () => rawA.request("raw.ask", CounterGet.encode({ key: "k" }).finish()))
+      )
+    )
+
+    const tellRun = (batched: boolean) => async () => {
+      const key = `tell-${batched}-${Math.random()}`
+      const message = CounterAdd.fromPartial({ key, amount: 1 })
+      const batch = Array.from({ length: sizes.batch }, () => message)
+      const t0 = now()
+      await client.runPromise(
+        Effect.gen(function* () {
+          if (batched) {
+            for (let sent = 0; sent < sizes.tells; sent += sizes.batch)
+              yield* messenger.tellMany(target, CounterAdd, batch)
+          } else {
+            for (let sent = 0; sent < sizes.tells; sent++) yield* messenger.tell(target, CounterAdd, message)
+          }
+          const value = yield* messenger.ask(target, CounterGetRpc, { key }, { timeoutMs: 60_000 })
+          if (value.value !== sizes.tells) yield* Effect.dieMessage(`lost tells: ${value.value} of ${sizes.tells}`)
+        })
+      )
+      return sizes.tells / ((now() - t0) / 1000)
+    }
+    const reefTellRate = yield* Effect.promise(() => best(sizes.repeats, tellRun(false)))
+    const reefBatchedRate = yield* Effect.promise(() => best(sizes.repeats, tellRun(true)))
+    const rawPublishRate = yield* Effect.promise(() =>
+      best(sizes.repeats, () => rawPublishThroughput(rawA, rawB, "raw.tell", sizes.tells))
+    )
+
+    const metrics = {
+      askRoundTripP50Ms: round(percentile(reefLatency, 50), 3),
+      askRoundTripP99Ms: round(percentile(reefLatency, 99), 3),
+      rawRequestRoundTripP50Ms: round(percentile(rawLatency, 50), 3),
+      rawRequestRoundTripP99Ms: round(percentile(rawLatency, 99), 3),
+      askThroughputPerSec: round(reefAskRate, 0),
+      rawRequestThroughputPerSec: round(rawAskRate, 0),
+      tellThroughputPerSec: round(reefTellRate, 0),
+      batchedTellThroughputPerSec: round(reefBatchedRate, 0),
+      batchSize: sizes.batch,
+      rawPublishThroughputPerSec: round(rawPublishRate, 0),
+      peakRssMbBenchProcess: peakRssMb()
+    }
+    const ratios = {
+      askThroughputVsRawNats: round(reefAskRate / rawAskRate, 3),
+      askRoundTripP50VsRawNats: round(metrics.askRoundTripP50Ms / metrics.rawRequestRoundTripP50Ms, 3),
+      tellVsRawPublish: round(reefTellRate / rawPublishRate, 3),
+      batchedTellVsRawPublish: round(reefBatchedRate / rawPublishRate, 3)
+    }
+    printTable(
+      `kernel benchmark${quick ? " (quick)" : ""}: Reef vs raw nats.js, same server, same run`,
+      ["measure", "reef", "raw nats.js", "ratio"],
+      [
+        [
+          "ask round trip p50 (ms)",
+          metrics.askRoundTripP50Ms,
+          metrics.rawRequestRoundTripP50Ms,
+          ratios.askRoundTripP50VsRawNats
+        ],
+        [
+          "ask round trip p99 (ms)",
+          metrics.askRoundTripP99Ms,
+          metrics.rawRequestRoundTripP99Ms,
+          round(metrics.askRoundTripP99Ms / metrics.rawRequestRoundTripP99Ms, 3)
+        ],
+        [
+          "ask throughput, 64 in flight (/s)",
+          metrics.askThroughputPerSec,
+          metrics.rawRequestThroughputPerSec,
+          ratios.askThroughputVsRawNats
+        ],
+        [
+          "tell, 1 per publish (/s)",
+          metrics.tellThroughputPerSec,
+          metrics.rawPublishThroughputPerSec,
+          ratios.tellVsRawPublish
+        ],
+        [
+          `batched tell, ${sizes.batch}/publish (/s)`,
+          metrics.batchedTellThroughputPerSec,
+          metrics.rawPublishThroughputPerSec,
+          ratios.batchedTellVsRawPublish
+        ]
+      ]
+    )
+    console.log(`peak RSS of the benchmark process: ${metrics.peakRssMbBenchProcess} MB`)
+    const path = writeResult({ suite: "kernel", quick, machine: machine(), metrics, ratios })
+    console.log(`wrote ${path}`)
+  })
+  await Effect.runPromise(Effect.scoped(program))
+}

@@ -1,0 +1,17 @@
+/**
+ * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
+ * bench/results/<suite>.json. Suites: kernel.
+ */
+const suites: Record<string, () => Promise<{ run: (quick: boolean) => Promise<void> }>> = {
+  kernel: () => import("./kernel.js")
+}
+
+const [suite, ...flags] = process.argv.slice(2)
+const load = suite === undefined ? undefined : suites[suite]
+if (load === undefined) {
+  console.error(`usage: pnpm bench <suite> [--quick]; suites: ${Object.keys(suites).join(", ")}`)
+  process.exit(2)
+}
+const { run } = await load()
+await run(flags.includes("--quick"))
+process.exit(0)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything Reef needs on a machine with only Node 20, npm and apt, then builds.
+# Idempotent: a second run only checks. Used by scripts/dev.sh and .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=12.4.2
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# nats-server from Debian (2.9): the embedded default of `reef up` and the fixture of the integration tests.
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  echo "bootstrap: installing nats-server (apt)"
+  apt_install nats-server
+fi
+# The POPUC benchmark compares against real etcd and Redis; install them only when asked.
+if [ "${REEF_BENCH_PEERS:-0}" = 1 ]; then
+  command -v etcd >/dev/null 2>&1 || { echo "bootstrap: installing etcd (apt)"; apt_install etcd-server etcd-client; }
+  command -v redis-server >/dev/null 2>&1 || { echo "bootstrap: installing redis (apt)"; apt_install redis-server; }
+fi
+
+# pnpm pinned exactly (no packageManager field: newer pnpm then refuses the registry signature).
+if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
+  echo "bootstrap: installing pnpm $PNPM_VERSION"
+  npm install -g -E "pnpm@$PNPM_VERSION" >/dev/null
+fi
+
+# node-gyp must build against the local Node headers (no download): .npmrc sets nodedir=/usr too.
+export npm_config_nodedir=/usr
+pnpm install --frozen-lockfile --reporter=silent
+pnpm build

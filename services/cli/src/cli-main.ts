@@ -1,0 +1,95 @@
+/**
+ * The @effect/cli definition of `reef`: run one actor, bring up a local cluster, show its status, run a
+ * benchmark. main.ts dispatches here except for `reef run`, which takes the lighter path of run-main.ts.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+// Each command loads its own modules, so an actor process does not load the gateway client or the launcher.
+const load = <M>(module: () => Promise<M>) => Effect.promise(module)
+
+const natsOption = Options.text("nats").pipe(
+  Options.withDescription(
+    "NATS server URL (default for run/status: nats://127.0.0.1:4222; up: an embedded nats-server)"
+  ),
+  Options.optional
+)
+const clusterOption = Options.text("cluster").pipe(Options.withDefault("local"))
+const grpcPortOption = Options.integer("grpc-port").pipe(
+  Options.withDescription("gRPC port of the gateway"),
+  Options.withDefault(50051)
+)
+
+const run = Command.make(
+  "run",
+  {
+    role: Args.text({ name: "role" }),
+    id: Options.text("id").pipe(Options.optional),
+    nats: natsOption,
+    cluster: clusterOption,
+    grpcPort: grpcPortOption
+  },
+  ({ role, id, nats, cluster, grpcPort }) =>
+    Effect.flatMap(
+      load(() => import("./run-role.js")),
+      ({ runRole }) =>
+        runRole(role, {
+          id: Option.getOrElse(id, () => `${role}-${process.pid}`),
+          cluster,
+          natsUrl: Option.getOrElse(nats, () => "nats://127.0.0.1:4222"),
+          grpcPort
+        })
+    )
+).pipe(Command.withDescription("Start one actor process"))
+
+const up = Command.make(
+  "up",
+  {
+    nats: natsOption,
+    cluster: clusterOption,
+    grpcPort: grpcPortOption,
+    counters: Options.integer("counters").pipe(Options.withDefault(2)),
+    workload: Options.boolean("workload").pipe(
+      Options.withDescription("run the demo workload, print its results, then shut the cluster down")
+    )
+  },
+  (options) =>
+    Effect.flatMap(
+      load(() => import("./up.js")),
+      ({ runUp }) => runUp({ ...options, natsUrl: options.nats })
+    )
+).pipe(
+  Command.withDescription("Start a local cluster: nats-server (embedded unless --nats), the gateway and every role")
+)
+
+const status = Command.make(
+  "status",
+  {
+    gateway: Options.text("gateway").pipe(Options.withDefault("127.0.0.1:50051")),
+    role: Options.text("role").pipe(Options.optional)
+  },
+  ({ gateway, role }) =>
+    Effect.flatMap(
+      load(() => import("./status.js")),
+      ({ printStatus }) => printStatus(gateway, Option.getOrUndefined(role))
+    )
+).pipe(Command.withDescription("Print the actor table, read over gRPC from the gateway"))
+
+const bench = Command.make(
+  "bench",
+  { suite: Args.text({ name: "suite" }), quick: Options.boolean("quick") },
+  ({ suite, quick }) =>
+    Effect.flatMap(
+      load(() => import("./bench.js")),
+      ({ runBench }) => runBench(suite, quick)
+    )
+).pipe(Command.withDescription("Run a benchmark suite (writes bench/results/<suite>.json)"))
+
+const reef = Command.make("reef").pipe(Command.withSubcommands([run, up, status, bench]))
+
+const cli = Command.run(reef, { name: "reef", version: "0.1.0" })
+
+export const main = (argv: ReadonlyArray<string>) =>
+  cli(argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))

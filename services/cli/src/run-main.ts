@@ -1,0 +1,43 @@
+/**
+ * The fast path of `reef run <role>`: an actor process is long-lived and counted in megabytes, so it skips
+ * @effect/cli and @effect/platform-node's full context (~35 MB) and parses its few flags with node:util.
+ * The @effect/cli definition of `run` in main.ts still documents the same flags for `reef run --help`.
+ */
+import { parseArgs } from "node:util"
+import { runMain } from "@effect/platform-node/NodeRuntime"
+import { runRole } from "./run-role.js"
+
+export const RUN_DEFAULTS = { nats: "nats://127.0.0.1:4222", cluster: "local", grpcPort: 50051 } as const
+
+export const parseRunArgs = (argv: ReadonlyArray<string>) => {
+  const { positionals, values } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      id: { type: "string" },
+      nats: { type: "string", default: RUN_DEFAULTS.nats },
+      cluster: { type: "string", default: RUN_DEFAULTS.cluster },
+      "grpc-port": { type: "string", default: String(RUN_DEFAULTS.grpcPort) }
+    }
+  })
+  const role = positionals[0]
+  if (role === undefined)
+    throw new Error("usage: reef run <role> [--id ID] [--nats URL] [--cluster NAME] [--grpc-port N]")
+  const grpcPort = Number(values["grpc-port"])
+  if (!Number.isInteger(grpcPort) || grpcPort < 0 || grpcPort > 65535)
+    throw new Error(`invalid --grpc-port ${values["grpc-port"]}`)
+  return {
+    role,
+    options: {
+      id: values.id ?? `${role}-${process.pid}`,
+      cluster: values.cluster!,
+      natsUrl: values.nats!,
+      grpcPort
+    }
+  }
+}
+
+export const main = (argv: ReadonlyArray<string>) => {
+  const { role, options } = parseRunArgs(argv)
+  runMain(runRole(role, options))
+}

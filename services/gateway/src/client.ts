@@ -1,0 +1,148 @@
+/**
+ * A small Effect client of `reef.v1.Cluster` for the CLI and tests: one grpc-js ClusterClient per call
+ * (opened and closed in a scope), a `client` span per call whose context travels as `traceparent` metadata
+ * (so a trace can start at the CLI), and gRPC failures as one tagged error carrying the status.
+ */
+import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
+import {
+  type ActorAddress,
+  ClusterClient,
+  type Member,
+  type MembershipEvent,
+  type PingReply,
+  type PingRequest
+} from "@reef/proto"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { REEF_ERROR_CODE_TRAILER } from "./status.js"
+
+/** A Cluster call failed; `code` is the gRPC status, `reefCode` the `reef-error-code` trailer when sent. */
+export class GatewayCallError extends Data.TaggedError("GatewayCallError")<{
+  readonly method: string
+  readonly code: status
+  readonly details: string
+  readonly reefCode: string | undefined
+}> {
+  override get message() {
+    return `${this.method} failed: ${status[this.code] ?? this.code}: ${this.details}`
+  }
+}
+
+export interface CallOptions {
+  /** Deadline of a unary call; defaults to 10 s. */
+  readonly timeoutMs?: number
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000
+
+const callError = (method: string, error: Partial<ServiceError>) => {
+  const reefCode = error.metadata?.get(REEF_ERROR_CODE_TRAILER)[0]
+  return new GatewayCallError({
+    method,
+    code: error.code ?? status.UNKNOWN,
+    details: error.details ?? error.message ?? "",
+    reefCode: typeof reefCode === "string" ? reefCode : undefined
+  })
+}
+
+/** A ClusterClient for `address` (`host:port`), closed when the scope closes. */
+export const clusterClient = (address: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new ClusterClient(address, credentials.createInsecure())),
+    (client) => Effect.sync(() => client.close())
+  )
+
+/** Metadata carrying the current span's traceparent. */
+const traceMetadata = Effect.map(currentTraceparent, (traceparent) => {
+  const metadata = new Metadata()
+  if (Option.isSome(traceparent)) metadata.set(TRACEPARENT_HEADER, traceparent.value)
+  return metadata
+})
+
+const clientSpan = (method: string) =>
+  Effect.withSpan(`reef.v1.Cluster/${method}`, {
+    kind: "client",
+    attributes: { "rpc.system": "grpc", "rpc.service": "reef.v1.Cluster", "rpc.method": method }
+  })
+
+type Unary<I, O> = (
+  request: I,
+  metadata: Metadata,
+  options: { deadline: number },
+  callback: (error: ServiceError | null, response: O) => void
+) => { cancel(): void }
+
+const unary = <I, O>(
+  address: string,
+  method: string,
+  call: (client: ClusterClient) => Unary<I, O>,
+  request: I,
+  options: CallOptions
+): Effect.Effect<O, GatewayCallError> =>
+  Effect.gen(function* () {
+    const client = yield* clusterClient(address)
+    const metadata = yield* traceMetadata
+    const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+    return yield* Effect.async<O, GatewayCallError>((resume) => {
+      const pending = call(client).call(client, request, metadata, { deadline }, (error, response) =>
+        resume(error === null ? Effect.succeed(response) : Effect.fail(callError(method, error)))
+      )
+      return Effect.sync(() => pending.cancel())
+    })
+  }).pipe(Effect.scoped, clientSpan(method))
+
+/** The members the gateway knows: one role or all, LEFT ones only with `includeLeft`. */
+export const listActors = (
+  address: string,
+  role = "",
+  options: CallOptions & { readonly includeLeft?: boolean } = {}
+): Effect.Effect<ReadonlyArray<Member>, GatewayCallError> =>
+  Effect.map(
+    unary(address, "ListActors", (c) => c.listActors, { role, includeLeft: options.includeLeft ?? false }, options),
+    (response) => response.members
+  )
+
+/** Pings `target` (through `relay`, in order); an empty cluster in an address means the gateway's cluster. */
+export const ping = (
+  address: string,
+  request: { readonly target: ActorAddress; readonly relay?: ReadonlyArray<ActorAddress>; readonly payload?: string },
+  options: CallOptions = {}
+): Effect.Effect<PingReply, GatewayCallError> => {
+  const message: PingRequest = {
+    target: request.target,
+    relay: [...(request.relay ?? [])],
+    payload: request.payload ?? ""
+  }
+  return unary(address, "Ping", (c) => c.ping, message, options)
+}
+
+/** How many membership events may wait for the consumer before the gRPC stream is paused. */
+const WATCH_BUFFER = 256
+
+/** The current members, then every change, until the consumer stops or the gateway ends the stream. */
+export const watchMembership = (address: string, role = ""): Stream.Stream<MembershipEvent, GatewayCallError> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const client = yield* clusterClient(address)
+      const metadata = yield* traceMetadata
+      return Stream.async<MembershipEvent, GatewayCallError>(
+        (emit) => {
+          const call = client.watchMembership({ role }, metadata)
+          call.on("data", (event: MembershipEvent) => {
+            // Backpressure: stop reading from the socket until the buffer takes the event.
+            call.pause()
+            void emit.single(event).then(() => call.resume())
+          })
+          call.on("error", (error: ServiceError) =>
+            error.code === status.CANCELLED ? emit.end() : emit.fail(callError("WatchMembership", error))
+          )
+          call.on("end", () => emit.end())
+          return Effect.sync(() => call.cancel())
+        },
+        { bufferSize: WATCH_BUFFER }
+      )
+    })
+  )

@@ -1,0 +1,143 @@
+/**
+ * `reef.v1.Cluster`, the cluster's client API: the gateway's membership view (ListActors, WatchMembership)
+ * and Ping through the actor kernel. Requests are validated here, at the edge, so a bad one is refused with
+ * INVALID_ARGUMENT and a message instead of reaching the bus. Statuses come from status.ts via handlers.ts.
+ */
+import { addressProblem, formatAddress, isValidToken, KernelConfig, Membership, Messenger, PingRpc } from "@reef/kernel"
+import {
+  type ActorAddress,
+  ClusterService,
+  type Member,
+  MemberState,
+  type MembershipEvent,
+  type PingRequest
+} from "@reef/proto"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { InvalidRequestError } from "./errors.js"
+import { type CallInfo, type GrpcService, grpcService } from "./handlers.js"
+
+/** Largest Ping payload the gateway forwards (UTF-8 bytes). */
+export const MAX_PING_PAYLOAD_BYTES = 64 * 1024
+/** Longest relay chain a Ping may ask for: each hop is one more ask in flight. */
+export const MAX_PING_RELAY_HOPS = 16
+
+export interface ClusterServiceOptions {
+  /** Upper bound for one Ping (the whole relay chain); a shorter client deadline wins. Defaults to the kernel's askTimeoutMs. */
+  readonly pingTimeoutMs?: number
+}
+
+/** The role filter of a request: empty means every role; otherwise one subject token. */
+export const validateRole = (role: string): Effect.Effect<string, InvalidRequestError> =>
+  role === "" || isValidToken(role)
+    ? Effect.succeed(role)
+    : Effect.fail(
+        new InvalidRequestError({
+          field: "role",
+          reason: `"${role}" is not a role name: use letters, digits, "_", "-" or "$" (no ".", "*", ">" or spaces), at most 64 characters`
+        })
+      )
+
+const matchesRole = (role: string) => (member: Member | undefined) => role === "" || member?.address?.role === role
+
+const byAddress = (a: Member, b: Member) =>
+  formatAddress(a.address ?? { cluster: "", role: "", id: "" }).localeCompare(
+    formatAddress(b.address ?? { cluster: "", role: "", id: "" })
+  )
+
+/** Members to list: one role or all, without LEFT ones unless asked, sorted by role/id. */
+export const selectMembers = (
+  members: ReadonlyArray<Member>,
+  filter: { readonly role: string; readonly includeLeft: boolean }
+): Array<Member> =>
+  members
+    .filter(matchesRole(filter.role))
+    .filter((m) => filter.includeLeft || m.state !== MemberState.MEMBER_STATE_LEFT)
+    .sort(byAddress)
+
+/**
+ * Watch events to send: one role or all. An actor that had already left before the watch started is not
+ * "current" (ListActors hides it too), so snapshot events (previous UNSPECIFIED) of LEFT members are dropped.
+ */
+export const watchedEvent =
+  (role: string) =>
+  (event: MembershipEvent): boolean =>
+    matchesRole(role)(event.member) &&
+    !(event.previous === MemberState.MEMBER_STATE_UNSPECIFIED && event.member?.state === MemberState.MEMBER_STATE_LEFT)
+
+/** An address from a client, completed with the gateway's cluster when it left that empty, then checked. */
+const validateAddress = (field: string, address: ActorAddress, cluster: string) => {
+  const complete = { ...address, cluster: address.cluster === "" ? cluster : address.cluster }
+  const problem = addressProblem(complete)
+  return problem === undefined
+    ? Effect.succeed(complete)
+    : Effect.fail(new InvalidRequestError({ field, reason: problem }))
+}
+
+/** A Ping the gateway will forward. */
+export interface ValidPing extends PingRequest {
+  readonly target: ActorAddress
+}
+
+/** Checks a Ping request: target present and valid, relays valid, payload and chain bounded. */
+export const validatePing = (request: PingRequest, cluster: string): Effect.Effect<ValidPing, InvalidRequestError> =>
+  Effect.gen(function* () {
+    if (request.target === undefined) {
+      return yield* new InvalidRequestError({ field: "target", reason: "required: the actor to ping" })
+    }
+    if (request.relay.length > MAX_PING_RELAY_HOPS) {
+      return yield* new InvalidRequestError({
+        field: "relay",
+        reason: `${request.relay.length} hops; at most ${MAX_PING_RELAY_HOPS}`
+      })
+    }
+    const payloadBytes = Buffer.byteLength(request.payload, "utf8")
+    if (payloadBytes > MAX_PING_PAYLOAD_BYTES) {
+      return yield* new InvalidRequestError({
+        field: "payload",
+        reason: `${payloadBytes} bytes; at most ${MAX_PING_PAYLOAD_BYTES}`
+      })
+    }
+    const target = yield* validateAddress("target", request.target, cluster)
+    const relay = yield* Effect.forEach(request.relay, (address, i) => validateAddress(`relay[${i}]`, address, cluster))
+    return { target, relay, payload: request.payload }
+  })
+
+/** The ask timeout of one Ping: the configured bound, shortened to the client's deadline. */
+const pingTimeoutMs = (boundMs: number, call: CallInfo, nowMs: number) =>
+  Math.max(1, Math.min(boundMs, call.deadlineMs - nowMs))
+
+/** The Cluster service on the Membership and Messenger in context. */
+export const makeClusterService = (
+  options: ClusterServiceOptions = {}
+): Effect.Effect<GrpcService, never, Membership | Messenger | KernelConfig> =>
+  Effect.gen(function* () {
+    const membership = yield* Membership
+    const messenger = yield* Messenger
+    const config = yield* KernelConfig
+    const pingBoundMs = options.pingTimeoutMs ?? config.askTimeoutMs
+
+    return grpcService(ClusterService, {
+      listActors: (request) =>
+        Effect.gen(function* () {
+          const role = yield* validateRole(request.role)
+          const members = yield* membership.members
+          return { members: selectMembers(members, { role, includeLeft: request.includeLeft }) }
+        }),
+      watchMembership: (request) =>
+        Stream.unwrap(
+          Effect.map(validateRole(request.role), (role) => membership.watch.pipe(Stream.filter(watchedEvent(role))))
+        ),
+      ping: (request, call) =>
+        Effect.gen(function* () {
+          const ping = yield* validatePing(request, config.cluster)
+          // The client's deadline is wall-clock time, so it is compared with wall-clock time (not Effect's Clock).
+          const timeoutMs = pingTimeoutMs(pingBoundMs, call, yield* Effect.sync(() => Date.now()))
+          yield* Effect.annotateCurrentSpan({
+            "reef.ping.target": formatAddress(ping.target),
+            "reef.ping.relay_hops": ping.relay.length
+          })
+          return yield* messenger.ask(ping.target, PingRpc, ping, { timeoutMs })
+        })
+    })
+  })

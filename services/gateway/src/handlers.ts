@@ -1,0 +1,229 @@
+/**
+ * Effect handlers as grpc-js handlers. A gRPC method is written as `(request, call) => Effect` (unary) or
+ * `(request, call) => Stream` (server streaming); this module runs it on the server's Effect runtime and
+ * does everything a handler should not repeat:
+ *
+ * - a `server` span named after the method (`reef.v1.Cluster/Ping`) whose parent is the incoming
+ *   `traceparent` metadata when present, so a trace can start at a client or at the gateway;
+ * - failures mapped to gRPC statuses through status.ts (the only mapping), with a `reef-error-code` trailer;
+ * - a defect never crashes the server: the client gets INTERNAL, the gateway log gets the cause;
+ * - a client cancel (or an expired deadline) interrupts the handler's fiber;
+ * - server streams respect backpressure (`write` returning false waits for `drain`).
+ *
+ * Client-streaming and bidirectional methods are not supported: Reef's API has none.
+ */
+import type {
+  Metadata as GrpcMetadata,
+  MethodDefinition,
+  ServerUnaryCall,
+  ServerWritableStream,
+  ServiceDefinition,
+  sendUnaryData,
+  UntypedServiceImplementation
+} from "@grpc/grpc-js"
+import { Metadata } from "@grpc/grpc-js"
+import { parentSpanFromTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
+import { ErrorCode } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { type GrpcStatus, REEF_ERROR_CODE_TRAILER, statusOfCause, type TaggedFailure } from "./status.js"
+
+/** What a handler may know about its call besides the request. */
+export interface CallInfo {
+  /** Full method name without the leading slash, e.g. `reef.v1.Cluster/Ping`. */
+  readonly method: string
+  readonly metadata: GrpcMetadata
+  readonly peer: string
+  /** Milliseconds since the epoch by which the client wants an answer; Infinity when it set no deadline. */
+  readonly deadlineMs: number
+}
+
+export type UnaryHandler<I, O, R> = (request: I, call: CallInfo) => Effect.Effect<O, TaggedFailure, R>
+export type ServerStreamHandler<I, O, R> = (request: I, call: CallInfo) => Stream.Stream<O, TaggedFailure, R>
+
+type RequestOf<M> = M extends MethodDefinition<infer I, any> ? I : never
+type ResponseOf<M> = M extends MethodDefinition<any, infer O> ? O : never
+
+/** The Effect handler a method definition calls for, by its streaming shape. */
+export type EffectHandler<M, R> = M extends { readonly requestStream: false; readonly responseStream: false }
+  ? UnaryHandler<RequestOf<M>, ResponseOf<M>, R>
+  : M extends { readonly requestStream: false; readonly responseStream: true }
+    ? ServerStreamHandler<RequestOf<M>, ResponseOf<M>, R>
+    : never
+
+/** One Effect handler per method of a grpc-js service definition (e.g. ts-proto's `ClusterService`). */
+export type EffectHandlers<D, R> = { readonly [K in keyof D]: EffectHandler<D[K], R> }
+
+/**
+ * Forks handler fibers on the server's runtime. Unary calls and streams are kept apart because shutdown
+ * treats them differently: streams (e.g. WatchMembership) never end on their own and are interrupted at once,
+ * unary calls get the grace period to finish.
+ */
+export interface CallRunner<R> {
+  readonly runUnary: <A, E>(effect: Effect.Effect<A, E, R>) => Fiber.RuntimeFiber<A, E>
+  readonly runStream: <A, E>(effect: Effect.Effect<A, E, R>) => Fiber.RuntimeFiber<A, E>
+}
+
+/** A service the server can add once it has a CallRunner. */
+export interface GrpcService<R = never> {
+  readonly definition: ServiceDefinition
+  /** Fully qualified service name, e.g. `reef.v1.Cluster` (used for health status). */
+  readonly name: string
+  readonly bind: (runner: CallRunner<R>) => UntypedServiceImplementation
+}
+
+/** `/reef.v1.Cluster/Ping` → `reef.v1.Cluster/Ping`. */
+export const methodName = (path: string): string => (path.startsWith("/") ? path.slice(1) : path)
+
+/** `reef.v1.Cluster/Ping` → `reef.v1.Cluster`. */
+export const serviceNameOf = (definition: ServiceDefinition): string => {
+  const first = Object.values(definition)[0]
+  if (first === undefined) throw new Error("a gRPC service definition needs at least one method")
+  return methodName(first.path).split("/")[0] ?? ""
+}
+
+const callInfo = (
+  path: string,
+  call: { readonly metadata: GrpcMetadata; getPeer(): string; getDeadline(): Date | number }
+): CallInfo => {
+  const deadline = call.getDeadline()
+  return {
+    method: methodName(path),
+    metadata: call.metadata,
+    peer: call.getPeer(),
+    deadlineMs: deadline instanceof Date ? deadline.getTime() : deadline
+  }
+}
+
+/** First string value of a metadata key. */
+const metadataString = (metadata: GrpcMetadata, key: string): string | undefined => {
+  const value = metadata.get(key).find((v) => typeof v === "string")
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * Wraps a handler's effect: a server span (child of the caller's traceparent, or a new root), the status code
+ * as a span attribute, and a log line for defects (inside the span, so the log carries the trace id).
+ */
+const served = <A, R>(info: CallInfo, effect: Effect.Effect<A, TaggedFailure, R>) => {
+  const [service, method] = info.method.split("/")
+  const parent = parentSpanFromTraceparent(metadataString(info.metadata, TRACEPARENT_HEADER))
+  return effect.pipe(
+    Effect.tapDefect((cause) =>
+      Effect.logError(`gRPC ${info.method} died; the client gets INTERNAL`, cause).pipe(
+        Effect.annotateLogs({ peer: info.peer })
+      )
+    ),
+    Effect.onExit((exit) =>
+      Effect.annotateCurrentSpan("rpc.grpc.status_code", Exit.isSuccess(exit) ? 0 : statusOfCause(exit.cause).code)
+    ),
+    Effect.withSpan(info.method, {
+      kind: "server",
+      attributes: { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method },
+      ...Option.match(parent, { onNone: () => ({ root: true }), onSome: (span) => ({ parent: span }) })
+    })
+  )
+}
+
+/** The grpc-js error object of a status; grpc-js sends `metadata` as trailers. */
+const statusObject = (grpcStatus: GrpcStatus) => {
+  const metadata = new Metadata()
+  metadata.set(REEF_ERROR_CODE_TRAILER, ErrorCode[grpcStatus.reefCode] ?? String(grpcStatus.reefCode))
+  return { code: grpcStatus.code, details: grpcStatus.details, metadata }
+}
+
+/** Interrupts a handler when the client cancels or its deadline passes (grpc-js emits `cancelled`). */
+const interruptOnCancel = (
+  call: { readonly cancelled: boolean; once(event: "cancelled", listener: () => void): unknown },
+  fiber: Fiber.RuntimeFiber<unknown, unknown>
+) => {
+  const interrupt = () => fiber.unsafeInterruptAsFork(FiberId.none)
+  if (call.cancelled) interrupt()
+  else call.once("cancelled", interrupt)
+}
+
+/** A grpc-js unary handler running `handler` on the server runtime. */
+export const unaryHandler =
+  <I, O, R>(runner: CallRunner<R>, path: string, handler: UnaryHandler<I, O, R>) =>
+  (call: ServerUnaryCall<I, O>, callback: sendUnaryData<O>): void => {
+    const info = callInfo(path, call)
+    const fiber = runner.runUnary(
+      served(
+        info,
+        Effect.suspend(() => handler(call.request, info))
+      )
+    )
+    fiber.addObserver((exit) => {
+      if (call.cancelled) return
+      if (Exit.isSuccess(exit)) callback(null, exit.value)
+      else callback(statusObject(statusOfCause(exit.cause)))
+    })
+    interruptOnCancel(call, fiber)
+  }
+
+/** Writes one message, waiting for `drain` when the stream's buffer is full. */
+const write = <O>(call: ServerWritableStream<unknown, O>, message: O) =>
+  Effect.async<void>((resume) => {
+    if (call.write(message)) return resume(Effect.void)
+    const onDrain = () => resume(Effect.void)
+    call.once("drain", onDrain)
+    return Effect.sync(() => call.removeListener("drain", onDrain))
+  })
+
+/** A grpc-js server-streaming handler writing every element of `handler`'s stream, then ending the call. */
+export const serverStreamHandler =
+  <I, O, R>(runner: CallRunner<R>, path: string, handler: ServerStreamHandler<I, O, R>) =>
+  (call: ServerWritableStream<I, O>): void => {
+    const info = callInfo(path, call)
+    const effect = Stream.suspend(() => handler(call.request, info)).pipe(
+      Stream.runForEach((message) => write(call, message))
+    )
+    const fiber = runner.runStream(served(info, effect))
+    fiber.addObserver((exit) => {
+      if (call.cancelled) return
+      if (Exit.isSuccess(exit)) call.end()
+      // grpc-js's documented way to end a server stream with a status.
+      else call.emit("error", statusObject(statusOfCause(exit.cause)))
+    })
+    interruptOnCancel(call, fiber)
+  }
+
+/** The grpc-js implementation of `definition` from Effect handlers. */
+export const implement = <D extends ServiceDefinition, R>(
+  definition: D,
+  handlers: EffectHandlers<D, R>,
+  runner: CallRunner<R>
+): UntypedServiceImplementation => {
+  const implementation: UntypedServiceImplementation = {}
+  for (const [key, method] of Object.entries(definition) as Array<[keyof D & string, MethodDefinition<any, any>]>) {
+    const handler = handlers[key] as unknown
+    if (method.requestStream) throw new Error(`${method.path}: client-streaming methods are not supported`)
+    implementation[key] = method.responseStream
+      ? serverStreamHandler(runner, method.path, handler as ServerStreamHandler<any, any, R>)
+      : unaryHandler(runner, method.path, handler as UnaryHandler<any, any, R>)
+  }
+  return implementation
+}
+
+/**
+ * A service served by `serveGrpc` from Effect handlers. Build the handlers inside an Effect that reads the
+ * services they need (`yield* Membership`), so their requirement `R` is only what the runtime provides.
+ */
+export const grpcService = <D extends ServiceDefinition, R = never>(
+  definition: D,
+  handlers: EffectHandlers<D, R>
+): GrpcService<R> => ({
+  definition,
+  name: serviceNameOf(definition),
+  bind: (runner) => implement(definition, handlers, runner)
+})
+
+/** A service with a hand-written grpc-js implementation (no Effect runtime, no spans, no status mapping). */
+export const rawGrpcService = (
+  definition: ServiceDefinition,
+  implementation: UntypedServiceImplementation
+): GrpcService<never> => ({ definition, name: serviceNameOf(definition), bind: () => implementation })
