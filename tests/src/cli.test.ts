@@ -1,0 +1,73 @@
+/**
+ * The `reef` binary as a user runs it: `reef up` (with its embedded nats-server and one process per actor),
+ * `reef status` against it over gRPC, and `reef up --workload` end to end.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { reefArgv } from "@reef/cli"
+import { freePort } from "@reef/kernel"
+import * as Effect from "effect/Effect"
+import { afterEach, describe, expect, it } from "vitest"
+
+const running: Array<ChildProcess> = []
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null) child.kill("SIGKILL")
+})
+
+const reef = (args: ReadonlyArray<string>) => {
+  const child = spawn(process.execPath, [...reefArgv(args)], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, OTEL_SDK_DISABLED: "true" }
+  })
+  running.push(child)
+  const lines: Array<string> = []
+  const waiters: Array<{ match: (line: string) => boolean; resolve: () => void }> = []
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on("line", (line) => {
+      lines.push(line)
+      for (const w of waiters.filter((w) => w.match(line))) w.resolve()
+    })
+  }
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const waitForLine = (match: (line: string) => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      if (lines.some(match)) return resolve()
+      waiters.push({ match, resolve })
+      void exited.then((code) => reject(new Error(`exited (${code}) before the line; output:\n${lines.join("\n")}`)))
+    })
+  return { child, lines, exited, waitForLine }
+}
+
+describe("reef CLI", () => {
+  it("reef up starts a cluster that reef status lists over gRPC; Ctrl-C stops every process", async () => {
+    const port = await Effect.runPromise(freePort)
+    const up = reef(["up", "--grpc-port", String(port), "--counters", "2", "--cluster", "clitest"])
+    await up.waitForLine((l) => l.includes("is up"))
+    const status = reef(["status", "--gateway", `127.0.0.1:${port}`])
+    expect(await status.exited).toBe(0)
+    const table = status.lines.join("\n")
+    for (const [role, id] of [
+      ["gateway", "gw1"],
+      ["counter", "c1"],
+      ["counter", "c2"]
+    ]) {
+      expect(table).toMatch(new RegExp(`${role}\\s+${id}\\s+joined\\s+running`))
+    }
+    const pids = [...table.matchAll(/joined\s+running\s+(\d+)/g)].map((m) => Number(m[1]))
+    expect(pids).toHaveLength(3)
+    up.child.kill("SIGINT")
+    expect(await up.exited).not.toBeNull()
+    // Every actor process it started is gone.
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+  }, 90_000)
+
+  it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
+    const port = await Effect.runPromise(freePort)
+    const up = reef(["up", "--workload", "--grpc-port", String(port), "--cluster", "cliwork"])
+    expect(await up.exited).toBe(0)
+    const output = up.lines.join("\n")
+    expect(output).toContain("Workload results")
+    expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)
+    expect(output).toMatch(/hops c1@\d+ -> c2@\d+/)
+  }, 120_000)
+})
