@@ -1,1 +1,29 @@
-export {}
+/**
+ * @reef/nic: POPUC, the paper's SmartNIC consensus, as a pure core (`core/`), a seeded simulator (`sim/`),
+ * the engine shell that runs the core in a worker thread over NATS, and the pipelined aggregator.
+ */
+
+export { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
+export * from "./core/index.js"
+export {
+  type AppliedBatch,
+  DEFAULT_MAX_BATCH_BYTES,
+  EngineError,
+  type EngineHandlers,
+  type EngineOptions,
+  type NicEngine,
+  startEngine
+} from "./engine.js"
+export {
+  createEngineLoop,
+  type EngineCommand,
+  type EngineConfig,
+  type EngineEvent,
+  type EngineIo,
+  type EngineLoop,
+  type EngineStats
+} from "./engine-loop.js"
+export { calibrationSubject, engineSubject, probeSubject } from "./engine-subjects.js"
+export { LatencyHistogram } from "./latency-histogram.js"
+export { nicActor } from "./nic-actor.js"
+export { type DecodedWire, decodeWire, encodeWire, valueFromWire, valueToWire } from "./wire.js"

@@ -1,1 +1,23 @@
-export {}
+/**
+ * @reef/replica: the host server next to each POPUC engine: a replicated, linearizable KV store served over
+ * gRPC (reef.v1.KV), its client library with the paper's deployment modes, and a linearizability checker.
+ */
+export * from "./history.js"
+export { type DeploymentMode, KvCallError, type KvClient, type KvClientOptions, makeKvClient } from "./kv-client.js"
+export {
+  applyCommand,
+  emptyKvState,
+  GENESIS_HASH,
+  type HashChain,
+  type KvResult,
+  type KvStateData
+} from "./kv-state.js"
+export * from "./linearizability.js"
+export {
+  CatchUpRpc,
+  DEFAULT_MAX_KEY_BYTES,
+  DEFAULT_MAX_VALUE_BYTES,
+  type ReplicaHandle,
+  type ReplicaOptions,
+  runReplica
+} from "./replica.js"

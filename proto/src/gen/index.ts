@@ -5,5 +5,5 @@ export { CounterAdd, CounterFail, CounterGet, CounterValue } from "./reef/v1/cou
 export { ActorAddress, BatchEntry, EnvelopeBatch } from "./reef/v1/envelope.js"
 export { ErrorCode, ErrorDetail, errorCodeFromJSON, errorCodeToJSON } from "./reef/v1/error.js"
 export { CatchUpReply, CatchUpRequest, CompareAndSetRequest, CompareAndSetResponse, DeleteRequest, DeleteResponse, GetRequest, GetResponse, KVClient, type KVServer, KVService, KvCommand, KvEntry, ReadBarrier, SetRequest, SetResponse, StateRequest, StateResponse } from "./reef/v1/kv.js"
-export { PopucDecision, PopucEpoch, PopucRound, PopucSyncStart, PopucValue, PopucValueKind, PopucWire, popucValueKindFromJSON, popucValueKindToJSON } from "./reef/v1/popuc.js"
+export { PopucDecision, PopucEpoch, PopucRound, PopucSyncStart, PopucValue, PopucValueKind, PopucValueRef, PopucWire, popucValueKindFromJSON, popucValueKindToJSON } from "./reef/v1/popuc.js"
 export { ActorStatus, Heartbeat, Member, MemberState, MembershipEvent, actorStatusFromJSON, actorStatusToJSON, memberStateFromJSON, memberStateToJSON } from "./reef/v1/presence.js"

@@ -29,9 +29,26 @@ const run = Command.make(
     id: Options.text("id").pipe(Options.optional),
     nats: natsOption,
     cluster: clusterOption,
-    grpcPort: grpcPortOption
+    grpcPort: grpcPortOption,
+    group: Options.text("group").pipe(Options.withDescription("replica: POPUC group name"), Options.optional),
+    members: Options.text("members").pipe(
+      Options.withDescription("replica: comma-separated member ids"),
+      Options.optional
+    ),
+    kvPort: Options.integer("kv-port").pipe(
+      Options.withDescription("replica: gRPC port of reef.v1.KV"),
+      Options.optional
+    ),
+    engines: Options.integer("engines").pipe(
+      Options.withDescription("replica: parallel NIC engines"),
+      Options.optional
+    ),
+    interactionMs: Options.text("interaction-ms").pipe(
+      Options.withDescription("replica: fixed ΔI in ms instead of calibrating"),
+      Options.optional
+    )
   },
-  ({ role, id, nats, cluster, grpcPort }) =>
+  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs }) =>
     Effect.flatMap(
       load(() => import("./run-role.js")),
       ({ runRole }) =>
@@ -39,7 +56,14 @@ const run = Command.make(
           id: Option.getOrElse(id, () => `${role}-${process.pid}`),
           cluster,
           natsUrl: Option.getOrElse(nats, () => "nats://127.0.0.1:4222"),
-          grpcPort
+          grpcPort,
+          flags: {
+            group: Option.getOrUndefined(group),
+            members: Option.getOrUndefined(members),
+            "kv-port": Option.getOrUndefined(Option.map(kvPort, String)),
+            engines: Option.getOrUndefined(Option.map(engines, String)),
+            "interaction-ms": Option.getOrUndefined(interactionMs)
+          }
         })
     )
 ).pipe(Command.withDescription("Start one actor process"))

@@ -10,6 +10,8 @@ export interface RunOptions {
   readonly cluster: string
   readonly natsUrl: string
   readonly grpcPort: number
+  /** Role-specific flags (`--group`, `--members`, `--kv-port`, ...), as given. */
+  readonly flags: Readonly<Record<string, string | undefined>>
 }
 
 export interface RoleLauncher {
@@ -36,6 +38,32 @@ const gateway: RoleLauncher = {
     )
 }
 
-export const roles: ReadonlyArray<RoleLauncher> = [gateway, counter]
+/** `reef run replica --id r1 --group kv --members r1,r2,r3 [--kv-port N] [--engines K] [--interaction-ms X]` */
+const replica: RoleLauncher = {
+  role: "replica",
+  description: "POPUC replica (host server + NIC engine thread) serving reef.v1.KV",
+  start: (options) =>
+    E.gen(function* () {
+      const [{ runReplica }, { nicActor }] = yield* E.promise(() =>
+        Promise.all([import("@reef/replica"), import("@reef/nic")])
+      )
+      const members = (options.flags.members ?? options.id).split(",").filter((m) => m !== "")
+      const number = (flag: string) => (options.flags[flag] === undefined ? undefined : Number(options.flags[flag]))
+      const handle = yield* runReplica({
+        id: options.id,
+        group: options.flags.group ?? "kv",
+        members,
+        natsUrl: options.natsUrl,
+        grpcPort: number("kv-port") ?? 0,
+        ...(number("engines") === undefined ? {} : { engines: number("engines")! }),
+        ...(number("interaction-ms") === undefined ? {} : { interactionMs: number("interaction-ms")! })
+      })
+      yield* spawn(nicActor, options.id)
+      const timer = handle.engine.roundTimer
+      return `replica ${options.id} kv ${handle.grpcAddress} group ${options.flags.group ?? "kv"} members ${members.join(",")} engines ${handle.engine.engines} round ${(timer.interactionMs + timer.windowMs + timer.driftMs).toFixed(2)}ms`
+    })
+}
+
+export const roles: ReadonlyArray<RoleLauncher> = [gateway, counter, replica]
 
 export const findRole = (role: string): RoleLauncher | undefined => roles.find((r) => r.role === role)

@@ -17,7 +17,13 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
       id: { type: "string" },
       nats: { type: "string", default: RUN_DEFAULTS.nats },
       cluster: { type: "string", default: RUN_DEFAULTS.cluster },
-      "grpc-port": { type: "string", default: String(RUN_DEFAULTS.grpcPort) }
+      "grpc-port": { type: "string", default: String(RUN_DEFAULTS.grpcPort) },
+      // replica
+      group: { type: "string" },
+      members: { type: "string" },
+      "kv-port": { type: "string" },
+      engines: { type: "string" },
+      "interaction-ms": { type: "string" }
     }
   })
   const role = positionals[0]
@@ -32,7 +38,14 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
       id: values.id ?? `${role}-${process.pid}`,
       cluster: values.cluster!,
       natsUrl: values.nats!,
-      grpcPort
+      grpcPort,
+      flags: {
+        group: values.group,
+        members: values.members,
+        "kv-port": values["kv-port"],
+        engines: values.engines,
+        "interaction-ms": values["interaction-ms"]
+      }
     }
   }
 }

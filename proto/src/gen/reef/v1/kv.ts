@@ -87,6 +87,8 @@ export interface StateResponse {
 
 /** One state-machine command, the payload of a POPUC client value. */
 export interface KvCommand {
+  /** Chosen by the proposing replica: how it matches a decided command to the client call waiting for it. */
+  request: number;
   op?: { $case: "set"; value: SetRequest } | { $case: "delete"; value: DeleteRequest } | {
     $case: "compareAndSet";
     value: CompareAndSetRequest;
@@ -1107,13 +1109,16 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
 };
 
 function createBaseKvCommand(): KvCommand {
-  return { op: undefined };
+  return { request: 0, op: undefined };
 }
 
 export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
   $type: "reef.v1.KvCommand" as const,
 
   encode(message: KvCommand, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.request !== 0) {
+      writer.uint32(80).uint64(message.request);
+    }
     switch (message.op?.$case) {
       case "set":
         SetRequest.encode(message.op.value, writer.uint32(10).fork()).join();
@@ -1144,6 +1149,14 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.request = longToNumber(reader.uint64());
+            continue;
+          }
           case 1: {
             if (tag !== 10) {
               break;
@@ -1190,6 +1203,7 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
 
   fromJSON(object: any): KvCommand {
     return {
+      request: isSet(object.request) ? globalThis.Number(object.request) : 0,
       op: isSet(object.set)
         ? { $case: "set", value: SetRequest.fromJSON(object.set) }
         : isSet(object.delete)
@@ -1208,6 +1222,9 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
 
   toJSON(message: KvCommand): unknown {
     const obj: any = {};
+    if (message.request !== 0) {
+      obj.request = Math.round(message.request);
+    }
     if (message.op?.$case === "set") {
       obj.set = SetRequest.toJSON(message.op.value);
     } else if (message.op?.$case === "delete") {
@@ -1225,6 +1242,7 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
   },
   fromPartial(object: DeepPartial<KvCommand>): KvCommand {
     const message = createBaseKvCommand();
+    message.request = object.request ?? 0;
     switch (object.op?.$case) {
       case "set": {
         if (object.op?.value !== undefined && object.op?.value !== null) {

@@ -60,12 +60,21 @@ export interface PopucValue {
   members: string[];
 }
 
+/** Identity of a value without its payload. */
+export interface PopucValueRef {
+  proposer: string;
+  seq: number;
+  kind: PopucValueKind;
+}
+
 /** Alg. 2: send(r, V, locked), tagged with its instance. */
 export interface PopucRound {
   instance: number;
   round: number;
   values: PopucValue[];
   locked: string[];
+  /** Round 1 of an instance opened by a decision: the set the sender decided in the previous instance. */
+  decided: PopucValueRef[];
 }
 
 /** Alg. 3 (sync-start). */
@@ -227,8 +236,111 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
   },
 };
 
+function createBasePopucValueRef(): PopucValueRef {
+  return { proposer: "", seq: 0, kind: 0 };
+}
+
+export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> = {
+  $type: "reef.v1.PopucValueRef" as const,
+
+  encode(message: PopucValueRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.proposer !== "") {
+      writer.uint32(10).string(message.proposer);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(16).uint64(message.seq);
+    }
+    if (message.kind !== 0) {
+      writer.uint32(24).int32(message.kind);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PopucValueRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePopucValueRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.proposer = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PopucValueRef {
+    return {
+      proposer: isSet(object.proposer) ? globalThis.String(object.proposer) : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      kind: isSet(object.kind) ? popucValueKindFromJSON(object.kind) : 0,
+    };
+  },
+
+  toJSON(message: PopucValueRef): unknown {
+    const obj: any = {};
+    if (message.proposer !== "") {
+      obj.proposer = message.proposer;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.kind !== 0) {
+      obj.kind = popucValueKindToJSON(message.kind);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PopucValueRef>): PopucValueRef {
+    return PopucValueRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PopucValueRef>): PopucValueRef {
+    const message = createBasePopucValueRef();
+    message.proposer = object.proposer ?? "";
+    message.seq = object.seq ?? 0;
+    message.kind = object.kind ?? 0;
+    return message;
+  },
+};
+
 function createBasePopucRound(): PopucRound {
-  return { instance: 0, round: 0, values: [], locked: [] };
+  return { instance: 0, round: 0, values: [], locked: [], decided: [] };
 }
 
 export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
@@ -246,6 +358,9 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     }
     for (const v of message.locked) {
       writer.uint32(34).string(v!);
+    }
+    for (const v of message.decided) {
+      PopucValueRef.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -295,6 +410,14 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
             message.locked.push(reader.string());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.decided.push(PopucValueRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -313,6 +436,9 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
       round: isSet(object.round) ? globalThis.Number(object.round) : 0,
       values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => PopucValue.fromJSON(e)) : [],
       locked: globalThis.Array.isArray(object?.locked) ? object.locked.map((e: any) => globalThis.String(e)) : [],
+      decided: globalThis.Array.isArray(object?.decided)
+        ? object.decided.map((e: any) => PopucValueRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -330,6 +456,9 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     if (message.locked?.length) {
       obj.locked = message.locked;
     }
+    if (message.decided?.length) {
+      obj.decided = message.decided.map((e) => PopucValueRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -342,6 +471,7 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     message.round = object.round ?? 0;
     message.values = object.values?.map((e) => PopucValue.fromPartial(e)) || [];
     message.locked = object.locked?.map((e) => e) || [];
+    message.decided = object.decided?.map((e) => PopucValueRef.fromPartial(e)) || [];
     return message;
   },
 };

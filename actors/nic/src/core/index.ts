@@ -1,0 +1,92 @@
+/**
+ * The pure POPUC core: one consensus instance (Alg. 2), back-to-back instances with membership changes
+ * (ckcucmi), sync-start (Alg. 3), total-order broadcast (Alg. 4) and the round timer (§6.2). No clock, no
+ * I/O, no randomness: a shell feeds inputs and carries out the outputs.
+ */
+export { type DeliveredIndex, emptyDeliveredIndex, isDelivered, markDelivered } from "./delivered-index.js"
+export {
+  DEFAULT_MEMBERSHIP_DELAY,
+  initialSchedule,
+  isValidMembers,
+  type MembershipEpoch,
+  type MembershipSchedule,
+  membersAt,
+  scheduleAfterDecision
+} from "./membership.js"
+export {
+  adoptDecision,
+  closeRound,
+  createInstance,
+  type InstanceInput,
+  type InstanceOutput,
+  type InstanceParams,
+  type InstanceState,
+  type InstanceStatus,
+  type InstanceStep,
+  type StepInstance,
+  stepInstance,
+  thresholdOf
+} from "./popuc-instance.js"
+export {
+  createMulti,
+  currentInstance,
+  type MultiInput,
+  type MultiOutput,
+  type MultiParams,
+  type MultiState,
+  type MultiStatus,
+  type MultiStep,
+  type ProposalSource,
+  type StashedMsg,
+  stepMulti
+} from "./popuc-multi.js"
+export {
+  type CalibrationOptions,
+  calibrateRoundTimer,
+  makeRoundTimerConfig,
+  nextRoundDurationMs,
+  percentile,
+  type RoundCloseCause,
+  type RoundTimerConfig,
+  roundPeriodMs
+} from "./round-timer.js"
+export {
+  createSyncStart,
+  leaderOf,
+  type SyncStartInput,
+  type SyncStartMsg,
+  type SyncStartOutput,
+  type SyncStartState,
+  type SyncStartStep,
+  stepSyncStart
+} from "./sync-start.js"
+export {
+  createTob,
+  DEFAULT_MAX_PENDING,
+  type DecidedInstance,
+  scheduleOf,
+  selectBatch,
+  stepTob,
+  type TobInput,
+  type TobOutput,
+  type TobParams,
+  type TobPhase,
+  type TobState,
+  type TobStep,
+  type WireMsg
+} from "./tob.js"
+export type { ProcessId, RoundMsg, Step, Value, ValueKind, ValueRef } from "./types.js"
+export {
+  clientValue,
+  compareIds,
+  compareValues,
+  heartbeatValue,
+  membershipValue,
+  sameValue,
+  sortIds,
+  sortValues,
+  VALUE_OVERHEAD_BYTES,
+  valueKey,
+  valueRef,
+  valueSizeBytes
+} from "./value.js"

@@ -1,0 +1,255 @@
+/**
+ * One POPUC consensus instance (the paper's Alg. 2, "ckcuc") as a pure step function: no clock, no I/O.
+ * The shell feeds `Start`, `RoundTimeout` and `Receive`, and carries out `Send`, `SetTimer`, `Decide` and
+ * `Crash`. N = 2t+1 processes, collaborative consensus: the decision is a *set* of proposed values.
+ *
+ * The round change routine ("close round r"), run on timeout or early on a message of round r+1:
+ *
+ *   suspect ∪= members \ roundLiveset             missing this round => suspected for the rest of the instance
+ *   if |suspect| > t: crash                        "I am not in the correct majority"
+ *   elif p ∉ locked:
+ *     if r > |suspect| or locked ≠ ∅: locked ∪= {p}
+ *   elif |locked| > t: decide(V)                   only a process locked in an *earlier* round decides early
+ *   if r > t: decide(V)
+ *   r += 1; roundLiveset = {p} ∪ locked; send (r, V, locked) to members \ (suspect \ locked)
+ *
+ * The early decision is an `elif` of "p ∉ locked", as App. A (Lemma A.6) states: "[the early decision] is the
+ * elif branch of [the lock test], so it is reached only when p_i ∈ locked_i already". Checking |locked| > t in
+ * the round a process first locks lets it decide and go silent while its peers do not yet list it as locked;
+ * they then suspect it and a correct peer can exceed t suspicions (see popuc-instance.test.ts).
+ *
+ * Round 0 is the wait between `propose` and the first timeout (Alg. 2 line 6, "start-timer"): closing it
+ * changes nothing but opens round 1. `Start` closes it at once; a round-1 message from a peer closes it too,
+ * which is the paper's "a process may lag behind, e.g., receive a message before even starting".
+ */
+import { nextRoundDurationMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
+import type { ProcessId, RoundMsg, Step, Value, ValueRef } from "./types.js"
+import { sortIds, sortValues, valueKey } from "./value.js"
+
+export interface InstanceParams {
+  readonly instance: number
+  readonly self: ProcessId
+  /** The member list of this instance, N = 2t+1 distinct ids including `self`. */
+  readonly members: ReadonlyArray<ProcessId>
+  /** This process's proposal: one value set (a batch, or a heartbeat). */
+  readonly proposal: ReadonlyArray<Value>
+  readonly roundTimer: RoundTimerConfig
+}
+
+export type InstanceStatus = "running" | "decided" | "crashed"
+
+export interface InstanceState {
+  readonly instance: number
+  readonly self: ProcessId
+  readonly members: ReadonlyArray<ProcessId>
+  readonly roundTimer: RoundTimerConfig
+  readonly t: number
+  readonly status: InstanceStatus
+  readonly round: number
+  /** V: every value heard so far, keyed by identity. Insertion order is deterministic, so sends are too. */
+  readonly values: ReadonlyMap<string, Value>
+  readonly suspect: ReadonlySet<ProcessId>
+  readonly locked: ReadonlySet<ProcessId>
+  readonly roundLiveset: ReadonlySet<ProcessId>
+  /** Messages discarded as late, early or from an excluded sender: omissions this process observed. */
+  readonly dropped: number
+}
+
+export type InstanceInput =
+  | { readonly _tag: "Start"; readonly cause?: RoundCloseCause }
+  | { readonly _tag: "RoundTimeout"; readonly round: number }
+  | { readonly _tag: "Receive"; readonly from: ProcessId; readonly msg: RoundMsg }
+
+export type InstanceOutput =
+  | { readonly _tag: "Send"; readonly to: ReadonlyArray<ProcessId>; readonly msg: RoundMsg }
+  | { readonly _tag: "SetTimer"; readonly instance: number; readonly round: number; readonly afterMs: number }
+  | {
+      readonly _tag: "Decide"
+      readonly instance: number
+      readonly round: number
+      readonly values: ReadonlyArray<Value>
+    }
+  | { readonly _tag: "Crash"; readonly instance: number; readonly round: number; readonly reason: string }
+
+export type InstanceStep = Step<InstanceState, InstanceOutput>
+
+/** The signature a mutated (deliberately broken) instance must have to be plugged into the simulator. */
+export type StepInstance = (s: InstanceState, input: InstanceInput) => InstanceStep
+
+export const thresholdOf = (n: number): number => {
+  if (!Number.isInteger(n) || n < 1 || n % 2 === 0) throw new Error(`POPUC needs N = 2t+1 processes, got N = ${n}`)
+  return (n - 1) / 2
+}
+
+export const createInstance = (p: InstanceParams): InstanceState => {
+  const members = sortIds(p.members)
+  if (new Set(members).size !== members.length) throw new Error("POPUC: duplicate member ids")
+  if (!members.includes(p.self)) throw new Error(`POPUC: ${p.self} is not a member of instance ${p.instance}`)
+  if (!Number.isInteger(p.instance) || p.instance < 1) throw new Error(`POPUC: bad instance ${p.instance}`)
+  return {
+    instance: p.instance,
+    self: p.self,
+    members,
+    roundTimer: p.roundTimer,
+    t: thresholdOf(members.length),
+    status: "running",
+    round: 0,
+    values: new Map(p.proposal.map((v) => [valueKey(v), v])),
+    suspect: new Set(),
+    locked: new Set(),
+    roundLiveset: new Set(members),
+    dropped: 0
+  }
+}
+
+const none = (state: InstanceState): InstanceStep => ({ state, out: [] })
+
+const countDrop = (state: InstanceState): InstanceState => ({ ...state, dropped: state.dropped + 1 })
+
+/** The round-change routine (App. A, "A process closes round r when it runs the round change routine"). */
+export const closeRound = (s: InstanceState, cause: RoundCloseCause): InstanceStep => {
+  const { self, members, t, round } = s
+  const missing = members.filter((p) => !s.roundLiveset.has(p) && !s.suspect.has(p))
+  const suspect = missing.length === 0 ? s.suspect : new Set([...s.suspect, ...missing])
+  if (suspect.size > t) {
+    const reason = `suspects ${suspect.size} > t = ${t} processes at round ${round}: not in the correct majority`
+    return {
+      state: { ...s, suspect, status: "crashed" },
+      out: [{ _tag: "Crash", instance: s.instance, round, reason }]
+    }
+  }
+  let locked = s.locked
+  let decide = false
+  if (!locked.has(self)) {
+    if (round > suspect.size || locked.size > 0) locked = new Set([...locked, self])
+  } else if (locked.size > t) {
+    decide = true
+  }
+  if (round > t) decide = true
+  if (decide) {
+    return {
+      state: { ...s, suspect, locked, status: "decided" },
+      out: [{ _tag: "Decide", instance: s.instance, round, values: sortValues(s.values.values()) }]
+    }
+  }
+  const next = round + 1
+  const to = members.filter((p) => p !== self && (!suspect.has(p) || locked.has(p)))
+  const msg: RoundMsg = {
+    _tag: "Round",
+    instance: s.instance,
+    round: next,
+    values: Array.from(s.values.values()),
+    locked: sortIds(locked),
+    decided: []
+  }
+  const out: Array<InstanceOutput> = [
+    { _tag: "SetTimer", instance: s.instance, round: next, afterMs: nextRoundDurationMs(s.roundTimer, cause) }
+  ]
+  if (to.length > 0) out.push({ _tag: "Send", to, msg })
+  return { state: { ...s, suspect, locked, round: next, roundLiveset: new Set([self, ...locked]) }, out }
+}
+
+/**
+ * Decision relay: decide the set another process decided in this instance, given by its ids, if every one of
+ * those values is known here; `undefined` otherwise. Safe whatever the timing, because of uniform agreement:
+ * any decision of the instance is *the* decision of the instance. Not in Alg. 2; see popuc-multi.ts for why.
+ */
+export const adoptDecision = (s: InstanceState, decided: ReadonlyArray<ValueRef>): InstanceStep | undefined => {
+  if (s.status !== "running" || decided.length === 0) return undefined
+  const values: Array<Value> = []
+  for (const ref of decided) {
+    const v = s.values.get(valueKey(ref))
+    if (v === undefined) return undefined
+    values.push(v)
+  }
+  return {
+    state: { ...s, status: "decided" },
+    out: [{ _tag: "Decide", instance: s.instance, round: s.round, values: sortValues(values) }]
+  }
+}
+
+/** `set` ∪ the members among `items`: the same set object when nothing is new (cheap copy-on-write). */
+const unionMembers = (
+  set: ReadonlySet<ProcessId>,
+  items: Iterable<ProcessId>,
+  members: ReadonlyArray<ProcessId>
+): ReadonlySet<ProcessId> => {
+  let next: Set<ProcessId> | undefined
+  for (const p of items) {
+    if (set.has(p) || next?.has(p) || !members.includes(p)) continue
+    next ??= new Set(set)
+    next.add(p)
+  }
+  return next ?? set
+}
+
+/** Alg. 2 lines 21-24: merge values and locks of a same-round message from a sender that is not excluded. */
+const merge = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceState => {
+  let values: Map<string, Value> | undefined
+  for (const v of msg.values) {
+    const key = valueKey(v)
+    if (s.values.has(key)) continue
+    values ??= new Map(s.values)
+    values.set(key, v)
+  }
+  const locked = msg.locked.length === 0 ? s.locked : unionMembers(s.locked, msg.locked, s.members)
+  const heard = s.roundLiveset.has(from) ? s.roundLiveset : unionMembers(s.roundLiveset, [from], s.members)
+  const live = msg.locked.length === 0 ? heard : unionMembers(heard, msg.locked, s.members)
+  if (values === undefined && locked === s.locked && live === s.roundLiveset) return s
+  return withMerge(s, values ?? s.values, locked, live)
+}
+
+/**
+ * The merge result built with every field in one fixed order: this runs for every message received, and a
+ * fixed shape keeps it a plain allocation where an object spread of differently-built states went generic
+ * (it was the simulator's hottest line).
+ */
+const withMerge = (
+  s: InstanceState,
+  values: ReadonlyMap<string, Value>,
+  locked: ReadonlySet<ProcessId>,
+  roundLiveset: ReadonlySet<ProcessId>
+): InstanceState => ({
+  instance: s.instance,
+  self: s.self,
+  members: s.members,
+  roundTimer: s.roundTimer,
+  t: s.t,
+  status: s.status,
+  round: s.round,
+  values,
+  suspect: s.suspect,
+  locked,
+  roundLiveset,
+  dropped: s.dropped
+})
+
+const onReceive = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceStep => {
+  if (msg.instance !== s.instance || from === s.self || !s.members.includes(from)) return none(countDrop(s))
+  let state = s
+  let out: ReadonlyArray<InstanceOutput> = []
+  if (msg.round === s.round + 1) {
+    // Catch-up: "if r_j = r_i + 1 then end r_i, start r_j, continue below". Never more than one round.
+    const closed = closeRound(s, "catchUp")
+    if (closed.state.status !== "running") return closed
+    state = closed.state
+    out = closed.out
+  }
+  // Late (r_j < r_i), too early (r_j > r_i + 1) or from an excluded sender: an omission, by design.
+  const excluded = state.suspect.has(from) && !state.locked.has(from)
+  if (msg.round !== state.round || excluded) return { state: countDrop(state), out }
+  return { state: merge(state, from, msg), out }
+}
+
+export const stepInstance: StepInstance = (s, input) => {
+  if (s.status !== "running") return none(s)
+  switch (input._tag) {
+    case "Start":
+      return s.round === 0 ? closeRound(s, input.cause ?? "timeout") : none(s)
+    case "RoundTimeout":
+      // A timer armed for an earlier round may still fire after a catch-up: ignore it.
+      return input.round === s.round ? closeRound(s, "timeout") : none(s)
+    case "Receive":
+      return onReceive(s, input.from, input.msg)
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Back-to-back POPUC instances with instance numbers (the paper's "ckcucmi", App. B.1): "Processes proceed
+ * with [POPUC] logic only when they receive messages belonging to the current consensus instance, ignore
+ * messages from prior instances, and declare themselves faulty through crash when they notice they are a
+ * number of instances 'behind'."
+ *
+ * Deciding instance c starts c+1 in the same step (its round 1 follows round r of c like any round change, so
+ * the round timer chain is never broken). A message of c+1 while still in c:
+ * - round 1: the sender decided c, so this process is one round behind. The message is stashed (at most one
+ *   per sender) for replay once c+1 starts, and c is decided at once if either
+ *   (a) closing the current round now decides — the instance-level catch-up that keeps replicas aligned
+ *       across instance boundaries, like the round-level one inside an instance; or
+ *   (b) decision relay: the message carries the ids of the sender's decision of c and all those values are
+ *       known here, so that set is decided (uniform agreement makes it the only possible decision).
+ *   Otherwise the round runs to its timer: closing it early would only add suspicions of peers whose messages
+ *   of this round are still in flight.
+ * - a later round: too early, dropped (an omission, like any message more than one round ahead).
+ * A message of c+2 or later means this process fell more than one instance behind: it crashes, and the shell
+ * rejoins it at an agreed instance (`createMulti` with `startInstance`, after fetching the decisions it missed).
+ *
+ * Why (b): correct replicas can decide c one round apart (asymmetric omissions by a faulty peer). The early
+ * ones open c+1 a round ahead and close its round 1 before the late ones' round-1 messages arrive; if the late
+ * ones are a majority, the early ones suspect more than t peers and crash, and with the faulty ones that can
+ * stall the whole group (the simulator found it: tob-omission, N = 5, seed 1000375). A late replica is
+ * normally locked, so its V already equals the decision and (b) lets it follow at once.
+ *
+ * Membership: the members of every instance come from a `MembershipSchedule` updated by decided membership
+ * commands (membership.ts). A process that is not a member of the next instance leaves (`Left`).
+ */
+import { DEFAULT_MEMBERSHIP_DELAY, type MembershipSchedule, membersAt, scheduleAfterDecision } from "./membership.js"
+import {
+  adoptDecision,
+  closeRound,
+  createInstance,
+  type InstanceOutput,
+  type InstanceState,
+  type InstanceStep,
+  type StepInstance,
+  stepInstance
+} from "./popuc-instance.js"
+import type { RoundCloseCause, RoundTimerConfig } from "./round-timer.js"
+import type { ProcessId, RoundMsg, Step, Value } from "./types.js"
+import { valueRef } from "./value.js"
+
+export interface MultiParams {
+  readonly self: ProcessId
+  readonly roundTimer: RoundTimerConfig
+  /** The first instance this process runs: 1 at bootstrap, the agreed instance on a rejoin. */
+  readonly startInstance: number
+  /** Members of `startInstance` and any change already decided for later instances. */
+  readonly schedule: MembershipSchedule
+  /** This process's proposal for `startInstance`. */
+  readonly proposal: ReadonlyArray<Value>
+  /** Instances between deciding a membership change and its effect (default 2, at least 2). */
+  readonly membershipDelay?: number
+  /** Test seam: a (deliberately broken) instance step for the simulator's mutation tests. */
+  readonly stepInstance?: StepInstance
+}
+
+export type MultiStatus = "running" | "crashed" | "left"
+
+export interface StashedMsg {
+  readonly from: ProcessId
+  readonly msg: RoundMsg
+}
+
+export interface MultiState {
+  readonly self: ProcessId
+  readonly roundTimer: RoundTimerConfig
+  readonly membershipDelay: number
+  readonly stepInstance: StepInstance
+  readonly status: MultiStatus
+  readonly current: InstanceState
+  readonly schedule: MembershipSchedule
+  /** Round-1 messages of the next instance received while still in the current one. */
+  readonly stash: ReadonlyArray<StashedMsg>
+  /** Messages of instances already left behind, ignored. */
+  readonly ignoredOld: number
+}
+
+export type MultiInput =
+  | { readonly _tag: "Start" }
+  | { readonly _tag: "RoundTimeout"; readonly instance: number; readonly round: number }
+  | { readonly _tag: "Receive"; readonly from: ProcessId; readonly msg: RoundMsg }
+
+export type MultiOutput =
+  | Exclude<InstanceOutput, { readonly _tag: "Crash" }>
+  | { readonly _tag: "Crash"; readonly instance: number; readonly reason: string }
+  /** This process opened round 1 of `instance` with these members. */
+  | { readonly _tag: "Started"; readonly instance: number; readonly members: ReadonlyArray<ProcessId> }
+  /** This process is not a member of `instance` and stops. */
+  | { readonly _tag: "Left"; readonly instance: number }
+
+export type MultiStep = Step<MultiState, MultiOutput>
+
+/**
+ * What to propose in the instance that follows a decision. Called inside the step that decided, with the
+ * decided set, so the caller can leave out what was just decided. Must be pure.
+ */
+export type ProposalSource = (instance: number, decided: ReadonlyArray<Value>) => ReadonlyArray<Value>
+
+export const createMulti = (p: MultiParams): MultiState => {
+  const membershipDelay = p.membershipDelay ?? DEFAULT_MEMBERSHIP_DELAY
+  if (!Number.isInteger(membershipDelay) || membershipDelay < 2) throw new Error("membershipDelay must be >= 2")
+  return {
+    self: p.self,
+    roundTimer: p.roundTimer,
+    membershipDelay,
+    stepInstance: p.stepInstance ?? stepInstance,
+    status: "running",
+    current: createInstance({
+      instance: p.startInstance,
+      self: p.self,
+      members: membersAt(p.schedule, p.startInstance),
+      proposal: p.proposal,
+      roundTimer: p.roundTimer
+    }),
+    schedule: p.schedule,
+    stash: [],
+    ignoredOld: 0
+  }
+}
+
+export const currentInstance = (s: MultiState): number => s.current.instance
+
+const none = (state: MultiState): MultiStep => ({ state, out: [] })
+
+/** `s` with a new current instance, built in one fixed field order (per-message hot path, see merge). */
+const withCurrent = (s: MultiState, current: InstanceState): MultiState => ({
+  self: s.self,
+  roundTimer: s.roundTimer,
+  membershipDelay: s.membershipDelay,
+  stepInstance: s.stepInstance,
+  status: s.status,
+  current,
+  schedule: s.schedule,
+  stash: s.stash,
+  ignoredOld: s.ignoredOld
+})
+
+/** Applies one instance step, then, if it decided, opens the next instance. */
+const absorb = (s: MultiState, step: InstanceStep, cause: RoundCloseCause, propose: ProposalSource): MultiStep => {
+  const out: Array<MultiOutput> = []
+  const before = s.current
+  let state = withCurrent(s, step.state)
+  if (before.round === 0 && step.state.round === 1) {
+    out.push({ _tag: "Started", instance: before.instance, members: before.members })
+  }
+  let decided: ReadonlyArray<Value> | undefined
+  for (const o of step.out) {
+    if (o._tag === "Crash") {
+      state = { ...state, status: "crashed" }
+      out.push({ _tag: "Crash", instance: o.instance, reason: o.reason })
+    } else {
+      if (o._tag === "Decide") decided = o.values
+      out.push(o)
+    }
+  }
+  if (decided === undefined) return { state, out }
+  const next = openNext(state, decided, cause, propose)
+  return { state: next.state, out: [...out, ...next.out] }
+}
+
+const openNext = (
+  s: MultiState,
+  decided: ReadonlyArray<Value>,
+  cause: RoundCloseCause,
+  propose: ProposalSource
+): MultiStep => {
+  const instance = s.current.instance + 1
+  const schedule = scheduleAfterDecision(s.schedule, s.current.instance, decided, s.membershipDelay)
+  const members = membersAt(schedule, instance)
+  if (!members.includes(s.self)) {
+    return { state: { ...s, schedule, status: "left", stash: [] }, out: [{ _tag: "Left", instance }] }
+  }
+  const created = createInstance({
+    instance,
+    self: s.self,
+    members,
+    proposal: propose(instance, decided),
+    roundTimer: s.roundTimer
+  })
+  const stash = s.stash.filter((m) => m.msg.instance === instance)
+  let state: MultiState = { ...s, schedule, current: created, stash: [] }
+  const started = absorb(state, s.stepInstance(created, { _tag: "Start", cause }), cause, propose)
+  state = started.state
+  const refs = decided.map(valueRef)
+  const out = started.out.map((o) =>
+    o._tag === "Send" && o.msg.instance === instance && o.msg.round === 1
+      ? { ...o, msg: { ...o.msg, decided: refs } }
+      : o
+  )
+  for (const m of stash) {
+    if (state.status !== "running" || state.current.instance !== instance) break
+    const replay = absorb(state, s.stepInstance(state.current, { _tag: "Receive", ...m }), "catchUp", propose)
+    state = replay.state
+    out.push(...replay.out)
+  }
+  return { state, out }
+}
+
+const onNextInstanceMsg = (s: MultiState, from: ProcessId, msg: RoundMsg, propose: ProposalSource): MultiStep => {
+  const instance = s.current.instance + 1
+  if (!membersAt(s.schedule, instance).includes(from) || from === s.self) return none(s)
+  if (msg.round !== 1) return none({ ...s, current: { ...s.current, dropped: s.current.dropped + 1 } })
+  const stash = s.stash.some((m) => m.from === from) ? s.stash : [...s.stash, { from, msg }]
+  const state = { ...s, stash }
+  // The trial uses the real round change routine: it is pure, so a close that does not decide is just dropped.
+  const trial = closeRound(s.current, "catchUp")
+  if (trial.out.some((o) => o._tag === "Decide")) return absorb(state, trial, "catchUp", propose)
+  const relayed = adoptDecision(s.current, msg.decided)
+  return relayed === undefined ? none(state) : absorb(state, relayed, "catchUp", propose)
+}
+
+const onReceive = (s: MultiState, from: ProcessId, msg: RoundMsg, propose: ProposalSource): MultiStep => {
+  const c = s.current.instance
+  if (msg.instance < c) return none({ ...s, ignoredOld: s.ignoredOld + 1 })
+  if (msg.instance === c) {
+    return absorb(s, s.stepInstance(s.current, { _tag: "Receive", from, msg }), "catchUp", propose)
+  }
+  if (msg.instance === c + 1) return onNextInstanceMsg(s, from, msg, propose)
+  if (!membersAt(s.schedule, c).includes(from)) return none(s)
+  const reason = `behind: received instance ${msg.instance} from ${from} while in instance ${c}`
+  return { state: { ...s, status: "crashed", stash: [] }, out: [{ _tag: "Crash", instance: c, reason }] }
+}
+
+export const stepMulti = (s: MultiState, input: MultiInput, propose: ProposalSource): MultiStep => {
+  if (s.status !== "running") return none(s)
+  switch (input._tag) {
+    case "Start":
+      return absorb(s, s.stepInstance(s.current, { _tag: "Start" }), "timeout", propose)
+    case "RoundTimeout":
+      if (input.instance !== s.current.instance) return none(s)
+      return absorb(s, s.stepInstance(s.current, { _tag: "RoundTimeout", round: input.round }), "timeout", propose)
+    case "Receive":
+      return onReceive(s, input.from, input.msg, propose)
+  }
+}

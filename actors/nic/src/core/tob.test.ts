@@ -1,0 +1,183 @@
+/** Total-order broadcast (Alg. 4, "ckctob") against the paper's sentences, on a lockstep group of replicas. */
+import { describe, expect, it } from "vitest"
+import { initialSchedule } from "./membership.js"
+import { makeRoundTimerConfig } from "./round-timer.js"
+import { createTob, selectBatch, stepTob, type TobInput, type TobOutput, type TobState, type WireMsg } from "./tob.js"
+import type { ProcessId, Value } from "./types.js"
+import { clientValue, heartbeatValue, VALUE_OVERHEAD_BYTES, valueKey } from "./value.js"
+
+const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
+const members = ["p0", "p1", "p2"]
+const bytes = (...b: ReadonlyArray<number>) => new Uint8Array(b)
+const tob = (self: ProcessId, maxBatchBytes = 1024, maxPending?: number): TobState =>
+  createTob({ self, members, roundTimer: timer, maxBatchBytes, ...(maxPending === undefined ? {} : { maxPending }) })
+
+const delivered = (out: ReadonlyArray<TobOutput>): ReadonlyArray<string> =>
+  out.flatMap((o) => (o._tag === "Deliver" ? [valueKey(o.value)] : []))
+
+class Group {
+  readonly states = new Map<ProcessId, TobState>()
+  readonly outputs = new Map<ProcessId, Array<TobOutput>>()
+  private inFlight: Array<{ from: ProcessId; to: ProcessId; msg: WireMsg }> = []
+
+  constructor(maxBatchBytes = 1024) {
+    for (const p of members) {
+      this.states.set(p, tob(p, maxBatchBytes))
+      this.outputs.set(p, [])
+    }
+  }
+
+  apply(p: ProcessId, input: TobInput): ReadonlyArray<TobOutput> {
+    const r = stepTob(this.states.get(p)!, input)
+    this.states.set(p, r.state)
+    this.outputs.get(p)!.push(...r.out)
+    for (const o of r.out) if (o._tag === "Send") for (const to of o.to) this.inFlight.push({ from: p, to, msg: o.msg })
+    return r.out
+  }
+
+  /**
+   * Delivers what is in flight, including what those deliveries send (sync-start's start, and round-1 messages
+   * of processes it starts), then fires every running timer: a synchronous round with zero start skew.
+   */
+  round(): this {
+    while (this.inFlight.length > 0) {
+      const delivering = this.inFlight
+      this.inFlight = []
+      for (const e of delivering) this.apply(e.to, { _tag: "Receive", from: e.from, msg: e.msg })
+    }
+    for (const [p, s] of this.states) {
+      const m = s.multi
+      if (s.phase === "running" && m !== undefined && m.current.round > 0) {
+        this.apply(p, { _tag: "RoundTimeout", instance: m.current.instance, round: m.current.round })
+      }
+    }
+    return this
+  }
+}
+
+describe("total-order broadcast (Alg. 4)", () => {
+  it("ckctob uses the sync-start primitive at the first broadcast call", () => {
+    const out = stepTob(tob("p1"), { _tag: "Broadcast", payload: bytes(1) }).out
+    expect(out).toEqual([
+      { _tag: "Queued", value: clientValue("p1", 0, bytes(1)) },
+      { _tag: "Send", to: ["p0"], msg: { _tag: "StartRequest" } }
+    ])
+    const leader = stepTob(tob("p0"), { _tag: "Broadcast", payload: bytes(1) }).out
+    expect(leader.find((o) => o._tag === "Send" && o.msg._tag === "Round")).toMatchObject({
+      msg: { instance: 1, round: 1, values: [clientValue("p0", 0, bytes(1))] }
+    })
+  })
+
+  it("If there are no pending values, the □ value is proposed instead to serve as a heartbeat for other processes", () => {
+    expect(selectBatch("p0", [], 7, 100)).toEqual([heartbeatValue("p0", 7)])
+  })
+
+  it("every process receives requests from clients, buffers them and proposes them ... without waiting to fill a batch, bounded in bytes", () => {
+    const pending = [1, 2, 3].map((seq) => clientValue("p0", seq, new Uint8Array(10)))
+    const size = VALUE_OVERHEAD_BYTES + 10
+    expect(selectBatch("p0", pending, 1, 2 * size)).toEqual(pending.slice(0, 2))
+    expect(selectBatch("p0", pending, 1, 10 * size)).toEqual(pending)
+    // A value larger than the bound still goes out, alone, rather than starving.
+    expect(selectBatch("p0", pending, 1, 1)).toEqual(pending.slice(0, 1))
+  })
+
+  it("At the end an instance, correct processes deliver values in the decision set V in a deterministic order, e.g., by proposer id; heartbeats are filtered", () => {
+    const g = new Group()
+    g.apply("p2", { _tag: "Broadcast", payload: bytes(20) })
+    g.apply("p2", { _tag: "Broadcast", payload: bytes(21) })
+    g.apply("p1", { _tag: "Broadcast", payload: bytes(10) })
+    for (let i = 0; i < 6; i++) g.round()
+    const sequences = members.map((p) => delivered(g.outputs.get(p)!))
+    expect(sequences[0]).toEqual(["p1#0", "p2#0", "p2#1"])
+    expect(sequences[1]).toEqual(sequences[0])
+    expect(sequences[2]).toEqual(sequences[0])
+    for (const p of members) expect(g.states.get(p)!.pending).toEqual([])
+  })
+
+  it("No message is delivered twice: a value decided in two instances is delivered once", () => {
+    const v = clientValue("p1", 0, bytes(9))
+    const r = stepTob(tob("p0"), {
+      _tag: "Join",
+      startInstance: 3,
+      decisions: [
+        { instance: 1, values: [v, heartbeatValue("p2", 1)] },
+        { instance: 2, values: [heartbeatValue("p0", 2), v] }
+      ],
+      schedule: initialSchedule(members)
+    })
+    expect(delivered(r.out)).toEqual(["p1#0"])
+    expect(r.state.nextDeliverInstance).toBe(3)
+  })
+
+  it("values proposed but not decided stay pending and are proposed again after a rejoin", () => {
+    let s = tob("p2")
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(5) }).state
+    s = stepTob(s, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state
+    expect(s.phase).toBe("running")
+    // Excluded: the group is two instances ahead.
+    const crashed = stepTob(s, {
+      _tag: "Receive",
+      from: "p0",
+      msg: { _tag: "Round", instance: 3, round: 1, values: [], locked: [], decided: [] }
+    })
+    expect(crashed.state.phase).toBe("crashed")
+    expect(crashed.out).toEqual([expect.objectContaining({ _tag: "Crash" })])
+    const decisions = [1, 2, 3].map((instance) => ({ instance, values: [heartbeatValue("p0", instance)] }))
+    const joined = stepTob(crashed.state, {
+      _tag: "Join",
+      startInstance: 4,
+      decisions,
+      schedule: initialSchedule(members)
+    })
+    expect(joined.state.phase).toBe("running")
+    expect(joined.state.multi?.current.instance).toBe(4)
+    expect([...joined.state.multi!.current.values.keys()]).toEqual(["p2#0"])
+  })
+
+  it("a join must come with every decision it has not delivered yet", () => {
+    expect(() =>
+      stepTob(tob("p0"), {
+        _tag: "Join",
+        startInstance: 3,
+        decisions: [{ instance: 2, values: [] }],
+        schedule: initialSchedule(members)
+      })
+    ).toThrow(/missing the decision of 1/)
+  })
+
+  it("puts a limit on pending values", () => {
+    let s = tob("p0", 1024, 1)
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(1) }).state
+    expect(stepTob(s, { _tag: "Broadcast", payload: bytes(2) }).out).toEqual([
+      { _tag: "Rejected", reason: "pending buffer full" }
+    ])
+  })
+
+  it("a round-1 message that arrives before sync-start's start opens instance 1 (catch-up)", () => {
+    const r = stepTob(tob("p1"), {
+      _tag: "Receive",
+      from: "p0",
+      msg: { _tag: "Round", instance: 1, round: 1, values: [], locked: [], decided: [] }
+    })
+    expect(r.state.phase).toBe("running")
+    expect(r.out.some((o) => o._tag === "Started")).toBe(true)
+  })
+
+  it("a process outside Π ignores the bootstrap and only starts through Join", () => {
+    const outsider = createTob({ self: "p9", members, roundTimer: timer, maxBatchBytes: 64 })
+    const round1 = { _tag: "Round", instance: 1, round: 1, values: [], locked: [], decided: [] } as const
+    expect(stepTob(outsider, { _tag: "Receive", from: "p0", msg: round1 }).state.phase).toBe("idle")
+    expect(stepTob(outsider, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state.phase).toBe("idle")
+  })
+
+  it("membership commands are decided and delivered like any value", () => {
+    const g = new Group()
+    g.apply("p0", { _tag: "ProposeMembership", members: ["p0", "p1", "p2", "p3", "p4"] })
+    for (let i = 0; i < 4; i++) g.round()
+    const d = g.outputs.get("p1")!.find((o): o is Extract<TobOutput, { _tag: "Deliver" }> => o._tag === "Deliver")
+    expect(d?.value).toMatchObject({
+      kind: "membership",
+      members: ["p0", "p1", "p2", "p3", "p4"]
+    } satisfies Partial<Value>)
+  })
+})

@@ -1,0 +1,94 @@
+/**
+ * The engine shell over an in-memory network with a virtual clock: N engines, real wire encoding, real timer
+ * handling. The core's safety is the simulator's job; this checks the shell carries out the core's work.
+ */
+import { describe, expect, it } from "vitest"
+import { makeRoundTimerConfig } from "./core/index.js"
+import { createEngineLoop, type EngineEvent, type EngineLoop } from "./engine-loop.js"
+
+interface Scheduled {
+  readonly at: number
+  readonly seq: number
+  readonly run: () => void
+}
+
+const cluster = (n: number, latencyMs = 1) => {
+  const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
+  let now = 0
+  let seq = 0
+  const queue: Array<Scheduled> = []
+  const schedule = (afterMs: number, run: () => void) => {
+    queue.push({ at: now + afterMs, seq: seq++, run })
+    queue.sort((a, b) => a.at - b.at || a.seq - b.seq)
+  }
+  const events = new Map<string, Array<EngineEvent>>(ids.map((id) => [id, []]))
+  const loops = new Map<string, EngineLoop>()
+  for (const id of ids) {
+    loops.set(
+      id,
+      createEngineLoop(
+        {
+          group: "g",
+          self: id,
+          members: ids,
+          roundTimer: makeRoundTimerConfig({ interactionMs: 2 * latencyMs, driftMs: 0.1 }),
+          maxBatchBytes: 64 * 1024
+        },
+        {
+          send: (to, bytes) => schedule(latencyMs, () => loops.get(to)!.onWire(bytes)),
+          setTimer: (afterMs, fire) => schedule(afterMs, fire),
+          nowMs: () => now,
+          wallUs: () => now * 1000,
+          emit: (event) => events.get(id)!.push(event)
+        }
+      )
+    )
+  }
+  const runUntil = (done: () => boolean, limitMs = 10_000) => {
+    while (!done() && queue.length > 0 && now < limitMs) {
+      const next = queue.shift()!
+      now = next.at
+      next.run()
+    }
+  }
+  const delivered = (id: string) =>
+    events
+      .get(id)!
+      .flatMap((e) => (e._tag === "Decided" ? e.values.map((v) => new TextDecoder().decode(v.payload)) : []))
+  return { ids, loops, events, runUntil, delivered, now: () => now }
+}
+
+describe("engine loop", () => {
+  it("three engines deliver every broadcast in the same order, two rounds per instance", () => {
+    const c = cluster(3)
+    let requestId = 0
+    for (const id of c.ids) {
+      for (let i = 0; i < 5; i++) {
+        c.loops
+          .get(id)!
+          .onCommand({ _tag: "Broadcast", requestId: requestId++, payload: new TextEncoder().encode(`${id}-${i}`) })
+      }
+    }
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 15))
+    const first = c.delivered("r1")
+    expect(first).toHaveLength(15)
+    for (const id of c.ids) expect(c.delivered(id)).toEqual(first)
+    const decided = c.events.get("r1")!.filter((e) => e._tag === "Decided")
+    expect(decided.every((e) => e._tag === "Decided" && e.rounds === 2)).toBe(true)
+    const queued = c.events.get("r2")!.filter((e) => e._tag === "Queued")
+    expect(queued).toHaveLength(5)
+  })
+
+  it("drops and counts malformed wire bytes without disturbing consensus", () => {
+    const c = cluster(3)
+    const r1 = c.loops.get("r1")!
+    r1.onWire(new Uint8Array([0xde, 0xad, 0xbe, 0xef]))
+    r1.onCommand({ _tag: "Broadcast", requestId: 1, payload: new TextEncoder().encode("x") })
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 1))
+    expect(c.events.get("r1")!.filter((e) => e._tag === "Dropped")).toHaveLength(1)
+    r1.onCommand({ _tag: "ReportStats" })
+    const stats = c.events.get("r1")!.find((e) => e._tag === "Stats")
+    expect(stats?._tag === "Stats" && stats.stats.dropped).toBe(1)
+    expect(c.delivered("r3")).toEqual(["x"])
+  })
+})

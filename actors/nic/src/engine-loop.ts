@@ -1,0 +1,283 @@
+/**
+ * The engine loop: the imperative shell around the pure TOB core, with every side effect injected
+ * (transport, timers, event sink). The worker thread (engine-worker.ts) wires it to NATS and real timers;
+ * tests wire it to an in-memory network. It turns wire bytes, timer expiries and host commands into core
+ * inputs, and core outputs into sends, timers and events for the host.
+ */
+import {
+  createTob,
+  type DecidedInstance,
+  type MembershipSchedule,
+  type ProcessId,
+  type RoundTimerConfig,
+  scheduleOf,
+  stepTob,
+  type TobInput,
+  type TobOutput,
+  type TobState,
+  type Value
+} from "./core/index.js"
+import { LatencyHistogram } from "./latency-histogram.js"
+import { decodeWire, encodeWire } from "./wire.js"
+
+export interface EngineConfig {
+  readonly group: string
+  readonly self: ProcessId
+  readonly members: ReadonlyArray<ProcessId>
+  readonly roundTimer: RoundTimerConfig
+  readonly maxBatchBytes: number
+  readonly maxPending?: number
+}
+
+/** What the host asks of its engine (the paper's host-to-NIC interface). */
+export type EngineCommand =
+  | { readonly _tag: "Broadcast"; readonly requestId: number; readonly payload: Uint8Array }
+  | { readonly _tag: "ProposeMembership"; readonly requestId: number; readonly members: ReadonlyArray<ProcessId> }
+  | { readonly _tag: "SyncStart" }
+  | {
+      readonly _tag: "Join"
+      readonly startInstance: number
+      readonly decisions: ReadonlyArray<DecidedInstance>
+      readonly schedule: MembershipSchedule
+    }
+  | { readonly _tag: "Failure"; readonly process: ProcessId }
+  | { readonly _tag: "ReportStats" }
+
+/** What the engine tells its host. */
+export type EngineEvent =
+  | { readonly _tag: "Queued"; readonly requestId: number; readonly proposer: ProcessId; readonly seq: number }
+  | { readonly _tag: "Rejected"; readonly requestId: number; readonly reason: string }
+  /** An instance was decided; `values` are the ones delivered now (no heartbeats, no duplicates), in order. */
+  | {
+      readonly _tag: "Decided"
+      readonly instance: number
+      readonly rounds: number
+      readonly decidedSetSize: number
+      readonly values: ReadonlyArray<Value>
+      readonly elapsedMs: number
+      /** Start of each round of this instance, in ms before the decision (for round spans). */
+      readonly roundStartsAgoMs: ReadonlyArray<number>
+    }
+  | { readonly _tag: "Crashed"; readonly instance: number; readonly reason: string }
+  | { readonly _tag: "Left"; readonly instance: number }
+  | { readonly _tag: "Dropped"; readonly reason: string }
+  | { readonly _tag: "Stats"; readonly stats: EngineStats }
+
+export interface EngineStats {
+  readonly instancesDecided: number
+  readonly roundsDecided: number
+  readonly dropped: number
+  readonly crashes: number
+  readonly pending: number
+  readonly interactionLatencyMs: ReturnType<LatencyHistogram["summary"]>
+  readonly roundTimeMs: ReturnType<LatencyHistogram["summary"]>
+  readonly schedule: MembershipSchedule
+  readonly phase: TobState["phase"]
+  readonly nextDeliverInstance: number
+}
+
+export interface EngineIo {
+  readonly send: (to: ProcessId, bytes: Uint8Array) => void
+  readonly setTimer: (afterMs: number, fire: () => void) => void
+  /** Milliseconds, monotonic within the process. */
+  readonly nowMs: () => number
+  /** Microseconds since the epoch, comparable across processes of one host (interaction latency). */
+  readonly wallUs: () => number
+  readonly emit: (event: EngineEvent) => void
+}
+
+export interface EngineLoop {
+  readonly onWire: (bytes: Uint8Array) => void
+  readonly onCommand: (command: EngineCommand) => void
+  readonly state: () => TobState
+}
+
+export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop => {
+  let state = createTob({
+    self: config.self,
+    members: config.members,
+    roundTimer: config.roundTimer,
+    maxBatchBytes: config.maxBatchBytes,
+    ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending })
+  })
+  const interaction = new LatencyHistogram()
+  const roundTime = new LatencyHistogram()
+  let instancesDecided = 0
+  let roundsDecided = 0
+  let dropped = 0
+  let crashes = 0
+  let lastRoundStartMs: number | undefined
+  /** Round start times of instances not decided yet (bounded: cleared on decision, crash and join). */
+  const roundStarts = new Map<number, Array<number>>()
+  let instanceStartMs = io.nowMs()
+  // Self-addressed messages are fed back after the current step, never re-entrantly inside it.
+  const loopback: Array<TobInput> = []
+  let stepping = false
+
+  const perform = (outputs: ReadonlyArray<TobOutput>, requestId: number | undefined) => {
+    let decided: Array<{ instance: number; rounds: number; size: number; values: Array<Value> }> = []
+    const flush = () => {
+      for (const d of decided) {
+        const now = io.nowMs()
+        io.emit({
+          _tag: "Decided",
+          instance: d.instance,
+          rounds: d.rounds,
+          decidedSetSize: d.size,
+          values: d.values,
+          elapsedMs: now - instanceStartMs,
+          roundStartsAgoMs: (roundStarts.get(d.instance) ?? []).map((t) => now - t)
+        })
+        roundStarts.delete(d.instance)
+        instanceStartMs = now
+      }
+      decided = []
+    }
+    for (const o of outputs) {
+      switch (o._tag) {
+        case "Send": {
+          const bytes = encodeWire(config.group, config.self, o.msg, io.wallUs())
+          for (const to of o.to) {
+            if (to === config.self) loopback.push({ _tag: "Receive", from: config.self, msg: o.msg })
+            else io.send(to, bytes)
+          }
+          break
+        }
+        case "SetTimer": {
+          const now = io.nowMs()
+          if (lastRoundStartMs !== undefined) roundTime.record(now - lastRoundStartMs)
+          lastRoundStartMs = now
+          const starts = roundStarts.get(o.instance) ?? []
+          if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
+          io.setTimer(o.afterMs, () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined))
+          break
+        }
+        case "Decide":
+          instancesDecided++
+          roundsDecided += o.round
+          decided.push({ instance: o.instance, rounds: o.round, size: o.values.length, values: [] })
+          break
+        case "Deliver": {
+          // A Join replays transferred decisions as deliveries without a Decide: group them the same way.
+          let target = decided.find((d) => d.instance === o.instance)
+          if (target === undefined) {
+            target = { instance: o.instance, rounds: 0, size: 0, values: [] }
+            decided.push(target)
+          }
+          target.values.push(o.value)
+          break
+        }
+        case "Queued":
+          if (requestId !== undefined) {
+            io.emit({ _tag: "Queued", requestId, proposer: o.value.proposer, seq: o.value.seq })
+          }
+          break
+        case "Rejected":
+          if (requestId !== undefined) io.emit({ _tag: "Rejected", requestId, reason: o.reason })
+          break
+        case "Crash":
+          crashes++
+          roundStarts.clear()
+          flush()
+          io.emit({ _tag: "Crashed", instance: o.instance, reason: o.reason })
+          break
+        case "Left":
+          flush()
+          io.emit({ _tag: "Left", instance: o.instance })
+          break
+        case "Started":
+          break
+      }
+    }
+    flush()
+  }
+
+  /**
+   * One core transition. The core throws only when an input breaks one of its preconditions (e.g. a Join
+   * without the decisions it needs): the state is unchanged (the core is pure), the engine reports a crash
+   * and the host rejoins, instead of the engine thread dying.
+   */
+  const step = (input: TobInput, requestId: number | undefined) => {
+    let result: ReturnType<typeof stepTob>
+    try {
+      result = stepTob(state, input)
+    } catch (error) {
+      crashes++
+      io.emit({
+        _tag: "Crashed",
+        instance: state.nextDeliverInstance,
+        reason: `core refused ${input._tag}: ${(error as Error).message}`
+      })
+      return
+    }
+    state = result.state
+    perform(result.out, requestId)
+  }
+
+  const apply = (input: TobInput, requestId: number | undefined) => {
+    if (stepping) {
+      loopback.push(input)
+      return
+    }
+    stepping = true
+    try {
+      step(input, requestId)
+      while (loopback.length > 0) step(loopback.shift()!, undefined)
+    } finally {
+      stepping = false
+    }
+  }
+
+  const stats = (): EngineStats => ({
+    instancesDecided,
+    roundsDecided,
+    dropped,
+    crashes,
+    pending: state.pending.length,
+    interactionLatencyMs: interaction.summary(),
+    roundTimeMs: roundTime.summary(),
+    schedule: scheduleOf(state),
+    phase: state.phase,
+    nextDeliverInstance: state.nextDeliverInstance
+  })
+
+  return {
+    onWire: (bytes) => {
+      const decoded = decodeWire(config.group, bytes)
+      if (decoded._tag === "Invalid") {
+        dropped++
+        io.emit({ _tag: "Dropped", reason: decoded.reason })
+        return
+      }
+      interaction.record(Math.max(0, (io.wallUs() - decoded.sentAtUs) / 1000))
+      apply({ _tag: "Receive", from: decoded.from, msg: decoded.msg }, undefined)
+    },
+    onCommand: (command) => {
+      switch (command._tag) {
+        case "Broadcast":
+          return apply({ _tag: "Broadcast", payload: command.payload }, command.requestId)
+        case "ProposeMembership":
+          return apply({ _tag: "ProposeMembership", members: command.members }, command.requestId)
+        case "SyncStart":
+          return apply({ _tag: "SyncStart" }, undefined)
+        case "Join":
+          instanceStartMs = io.nowMs()
+          roundStarts.clear()
+          return apply(
+            {
+              _tag: "Join",
+              startInstance: command.startInstance,
+              decisions: command.decisions,
+              schedule: command.schedule
+            },
+            undefined
+          )
+        case "Failure":
+          return apply({ _tag: "Failure", process: command.process }, undefined)
+        case "ReportStats":
+          return io.emit({ _tag: "Stats", stats: stats() })
+      }
+    },
+    state: () => state
+  }
+}

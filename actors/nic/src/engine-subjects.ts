@@ -1,0 +1,11 @@
+/** Subjects of a POPUC replication group (see ARCHITECTURE.md): one inbox per engine, plus bootstrap ones. */
+export const engineSubject = (cluster: string, group: string, engine: string): string =>
+  `reef.${cluster}.popuc.${group}.${engine}`
+
+/** Answered by every engine from its start: round-trip probes for calibrating the round timer. */
+export const probeSubject = (cluster: string, group: string, engine: string): string =>
+  `reef.${cluster}.popuc-probe.${group}.${engine}`
+
+/** Where the engines of a group announce their calibrated ΔI, to agree on the maximum. */
+export const calibrationSubject = (cluster: string, group: string): string =>
+  `reef.${cluster}.popuc-calibration.${group}`

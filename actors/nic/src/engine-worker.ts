@@ -1,0 +1,170 @@
+/**
+ * The NIC engine thread: the software analogue of the paper's FPGA. It owns its own NATS connection, its
+ * round timers and the consensus state, so the host's event loop (gRPC, state machine, GC pauses of the
+ * replica) cannot delay a round. The host talks to it only through messages (EngineCommand / EngineEvent),
+ * like a host talks to its NIC over PCIe.
+ *
+ * Bootstrap: calibrate the round timer from measured interaction latency with every peer (probe
+ * request/reply), agree on the group's timer by exchanging calibrations and taking the maximum, then
+ * start the engine loop.
+ */
+import { parentPort, workerData } from "node:worker_threads"
+import { connect } from "@nats-io/transport-node"
+import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from "./core/index.js"
+import { createEngineLoop, type EngineCommand, type EngineConfig } from "./engine-loop.js"
+import { calibrationSubject, engineSubject, probeSubject } from "./engine-subjects.js"
+
+export interface EngineWorkerData {
+  readonly natsUrl: string
+  readonly cluster: string
+  readonly config: Omit<EngineConfig, "roundTimer">
+  /** Fixed ΔI in ms; when absent the engine calibrates at bootstrap. */
+  readonly interactionMs?: number
+  /** Lower bound on a calibrated ΔI (a shared, noisy machine has scheduling hiccups). */
+  readonly minInteractionMs: number
+  readonly calibrationProbes: number
+  readonly safetyFactor: number
+}
+
+export type WorkerToHost =
+  | { readonly _tag: "Ready"; readonly roundTimer: RoundTimerConfig; readonly samples: number }
+  | { readonly _tag: "Event"; readonly event: import("./engine-loop.js").EngineEvent }
+  | { readonly _tag: "Log"; readonly level: "info" | "warn"; readonly message: string }
+
+export type HostToWorker = { readonly _tag: "Command"; readonly command: EngineCommand } | { readonly _tag: "Stop" }
+
+const data = workerData as EngineWorkerData
+const port = parentPort!
+const post = (m: WorkerToHost) => port.postMessage(m)
+const { group, self, members } = data.config
+
+const nc = await connect({
+  servers: data.natsUrl,
+  name: `reef-nic-${group}-${self}`,
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 100,
+  noAsyncTraces: true
+})
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+// Probes are answered from the first moment, so peers can calibrate against this engine.
+nc.subscribe(probeSubject(data.cluster, group, self), {
+  callback: (_e, m) => {
+    m.respond()
+  }
+})
+
+const peers = members.filter((m) => m !== self)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Round-trip halves to every peer, once each peer answers (which also waits for the group to come up). */
+const measure = async (): Promise<Array<number>> => {
+  const samples: Array<number> = []
+  for (const peer of peers) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await nc.request(probeSubject(data.cluster, group, peer), undefined, { timeout: 500 })
+        break
+      } catch {
+        if (attempt % 20 === 19) post({ _tag: "Log", level: "info", message: `waiting for engine ${peer}` })
+        await sleep(100)
+      }
+    }
+  }
+  for (let i = 0; i < data.calibrationProbes; i++) {
+    for (const peer of peers) {
+      const t0 = performance.now()
+      await nc.request(probeSubject(data.cluster, group, peer), undefined, { timeout: 2000 }).catch(() => undefined)
+      samples.push((performance.now() - t0) / 2)
+    }
+  }
+  return samples
+}
+
+/**
+ * Every engine announces its ΔI; all use the maximum, so the group agrees on one round period. An engine
+ * that already runs answers every later announcement with its final value, which a (re)joining engine
+ * adopts at once: the group's period never changes under a running group.
+ */
+interface Calibration {
+  readonly from: string
+  readonly interactionMs: number
+  readonly final: boolean
+}
+let agreedMs: number | undefined
+const announce = (interactionMs: number, final: boolean) =>
+  nc.publish(
+    calibrationSubject(data.cluster, group),
+    encoder.encode(JSON.stringify({ from: self, interactionMs, final }))
+  )
+
+const agree = async (mine: number): Promise<number> => {
+  const seen = new Map<string, number>([[self, mine]])
+  const sub = nc.subscribe(calibrationSubject(data.cluster, group))
+  const ticker = setInterval(() => announce(mine, false), 100)
+  announce(mine, false)
+  const deadline = Date.now() + 15_000
+  let result: number | undefined
+  for await (const m of sub) {
+    const c = JSON.parse(decoder.decode(m.data)) as Calibration
+    if (!members.includes(c.from)) continue
+    if (c.final) {
+      result = c.interactionMs
+      break
+    }
+    seen.set(c.from, c.interactionMs)
+    if (seen.size === members.length || Date.now() > deadline) break
+  }
+  // Keep announcing for a moment so peers still agreeing collect this value too.
+  setTimeout(() => clearInterval(ticker), 1_000)
+  return result ?? Math.max(...seen.values())
+}
+
+/** After agreeing, answer newcomers with the group's value. */
+const serveAgreedValue = () =>
+  nc.subscribe(calibrationSubject(data.cluster, group), {
+    callback: (_e, m) => {
+      const c = JSON.parse(decoder.decode(m.data)) as Calibration
+      if (!c.final && c.from !== self && agreedMs !== undefined) announce(agreedMs, true)
+    }
+  })
+
+let roundTimer: RoundTimerConfig
+let samples = 0
+if (data.interactionMs !== undefined) {
+  roundTimer = makeRoundTimerConfig({
+    interactionMs: data.interactionMs,
+    driftMs: Math.max(0.05, data.interactionMs * 0.02)
+  })
+} else {
+  const measured = peers.length === 0 ? [0] : await measure()
+  samples = measured.length
+  const calibrated = calibrateRoundTimer(measured, { safetyFactor: data.safetyFactor })
+  const interactionMs = await agree(Math.max(data.minInteractionMs, calibrated.interactionMs))
+  roundTimer = makeRoundTimerConfig({ interactionMs, driftMs: Math.max(0.05, interactionMs * 0.02) })
+}
+agreedMs = roundTimer.interactionMs
+serveAgreedValue()
+
+const loop = createEngineLoop(
+  { ...data.config, roundTimer },
+  {
+    send: (to, bytes) => nc.publish(engineSubject(data.cluster, group, to), bytes),
+    setTimer: (afterMs, fire) => void setTimeout(fire, afterMs),
+    nowMs: () => performance.now(),
+    wallUs: () => (performance.timeOrigin + performance.now()) * 1000,
+    emit: (event) => post({ _tag: "Event", event })
+  }
+)
+nc.subscribe(engineSubject(data.cluster, group, self), { callback: (_e, m) => loop.onWire(m.data) })
+await nc.flush()
+
+port.on("message", (message: HostToWorker) => {
+  if (message._tag === "Stop") {
+    void nc.drain().finally(() => process.exit(0))
+    return
+  }
+  loop.onCommand(message.command)
+})
+post({ _tag: "Ready", roundTimer, samples })

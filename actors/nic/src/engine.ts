@@ -1,0 +1,263 @@
+/**
+ * The host side of the NIC: starts K engine threads (K = 1, or more for the pipelined mode), forwards host
+ * commands to them, and merges their decisions through the aggregator into one ordered stream of applied
+ * batches for the replica. Engines run in worker threads so consensus timing is isolated from the host.
+ */
+import { Worker } from "node:worker_threads"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
+import type { DecidedInstance, MembershipSchedule, ProcessId, RoundTimerConfig, Value } from "./core/index.js"
+import type { EngineEvent, EngineStats } from "./engine-loop.js"
+import type { EngineWorkerData, HostToWorker, WorkerToHost } from "./engine-worker.js"
+
+export class EngineError extends Data.TaggedError("EngineError")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+export interface EngineOptions {
+  readonly natsUrl: string
+  readonly cluster: string
+  readonly group: string
+  readonly self: ProcessId
+  readonly members: ReadonlyArray<ProcessId>
+  /** Parallel consensus engines (the pipelined NIC); 1 by default. */
+  readonly engines?: number
+  readonly maxBatchBytes?: number
+  readonly maxPending?: number
+  /** Fixed ΔI; calibrated at bootstrap when absent. */
+  readonly interactionMs?: number
+  readonly minInteractionMs?: number
+  readonly calibrationProbes?: number
+  readonly safetyFactor?: number
+}
+
+/** One decided instance of one engine, in the merged order, with what it delivered. */
+export interface AppliedBatch {
+  readonly engine: number
+  readonly instance: number
+  readonly rounds: number
+  readonly decidedSetSize: number
+  readonly values: ReadonlyArray<Value>
+  readonly elapsedMs: number
+  readonly roundStartsAgoMs: ReadonlyArray<number>
+}
+
+export interface EngineHandlers {
+  /** Called in merged order; every replica sees the same sequence. */
+  readonly onApplied: (batch: AppliedBatch) => void
+  /** The engine self-quit (excluded or behind): the host must rejoin. */
+  readonly onCrashed: (engine: number, instance: number, reason: string) => void
+  readonly onDropped?: (engine: number, reason: string) => void
+  readonly onLog?: (level: "info" | "warn", message: string) => void
+}
+
+export interface NicEngine {
+  readonly roundTimer: RoundTimerConfig
+  readonly engines: number
+  /** Queues a value on one engine (round-robin); resolves with its identity once queued, not decided. */
+  readonly broadcast: (
+    payload: Uint8Array
+  ) => Effect.Effect<{ readonly engine: number; readonly seq: number }, EngineError>
+  readonly proposeMembership: (members: ReadonlyArray<ProcessId>) => Effect.Effect<void, EngineError>
+  readonly stats: Effect.Effect<ReadonlyArray<EngineStats>, EngineError>
+  /** Starts the first instance with the group (Alg. 3 sync-start): a group's bootstrap. */
+  readonly syncStart: Effect.Effect<void>
+  /**
+   * (Re)joins a running group at `startInstance` (single-engine groups): `decisions` are every decision from
+   * the engine's next undelivered instance up to `startInstance - 1`, transferred from a peer.
+   */
+  readonly join: (join: {
+    readonly startInstance: number
+    readonly decisions: ReadonlyArray<DecidedInstance>
+    readonly schedule: MembershipSchedule
+  }) => Effect.Effect<void, EngineError>
+}
+
+export const DEFAULT_MAX_BATCH_BYTES = 256 * 1024
+
+const workerFor = (data: EngineWorkerData): Worker => {
+  // From source (tsx) the worker must register the TypeScript loader itself; from dist it is plain JS.
+  if (import.meta.url.endsWith(".ts")) {
+    const entry = new URL("./engine-worker.ts", import.meta.url).href
+    return new Worker(`import { register } from "tsx/esm/api"; register(); await import(${JSON.stringify(entry)})`, {
+      eval: true,
+      workerData: data
+    })
+  }
+  return new Worker(new URL("./engine-worker.js", import.meta.url), { workerData: data })
+}
+
+interface PendingRequest {
+  readonly resolve: (event: EngineEvent) => void
+}
+
+interface RunningEngine {
+  readonly worker: Worker
+  readonly roundTimer: RoundTimerConfig
+  readonly send: (message: HostToWorker) => void
+}
+
+export const startEngine = (
+  options: EngineOptions,
+  handlers: EngineHandlers
+): Effect.Effect<NicEngine, EngineError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const count = options.engines ?? 1
+    let aggregator: AggregatorState<AppliedBatch> = createAggregator(count)
+    const pending = new Map<number, PendingRequest>()
+    const statsWaiters = new Map<number, Array<(s: EngineStats) => void>>()
+    let nextRequest = 0
+    let nextEngine = 0
+
+    const onEvent = (engine: number, event: EngineEvent) => {
+      switch (event._tag) {
+        case "Queued":
+        case "Rejected": {
+          const request = pending.get(event.requestId)
+          pending.delete(event.requestId)
+          request?.resolve(event)
+          return
+        }
+        case "Decided": {
+          const decision: EngineDecision<AppliedBatch> = {
+            engine,
+            instance: event.instance,
+            values: [{ engine, ...event }]
+          }
+          const result = aggregate(aggregator, decision)
+          aggregator = result.state
+          for (const ordered of result.ordered) for (const batch of ordered.values) handlers.onApplied(batch)
+          return
+        }
+        case "Crashed":
+          return handlers.onCrashed(engine, event.instance, event.reason)
+        case "Left":
+          return handlers.onLog?.("info", `engine ${engine} left the group at instance ${event.instance}`)
+        case "Dropped":
+          return handlers.onDropped?.(engine, event.reason)
+        case "Stats": {
+          const waiters = statsWaiters.get(engine) ?? []
+          statsWaiters.delete(engine)
+          for (const w of waiters) w(event.stats)
+          return
+        }
+      }
+    }
+
+    const start = (index: number) =>
+      Effect.acquireRelease(
+        Effect.async<RunningEngine, EngineError>((resume) => {
+          const data: EngineWorkerData = {
+            natsUrl: options.natsUrl,
+            cluster: options.cluster,
+            config: {
+              group: count === 1 ? options.group : `${options.group}-e${index}`,
+              self: options.self,
+              members: options.members,
+              maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
+              ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
+            },
+            ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
+            minInteractionMs: options.minInteractionMs ?? 2,
+            calibrationProbes: options.calibrationProbes ?? 200,
+            safetyFactor: options.safetyFactor ?? 2
+          }
+          const worker = workerFor(data)
+          let ready = false
+          worker.on("message", (message: WorkerToHost) => {
+            if (message._tag === "Ready" && !ready) {
+              ready = true
+              resume(
+                Effect.succeed({
+                  worker,
+                  roundTimer: message.roundTimer,
+                  send: (m: HostToWorker) => worker.postMessage(m)
+                })
+              )
+            } else if (message._tag === "Event") onEvent(index, message.event)
+            else if (message._tag === "Log") handlers.onLog?.(message.level, message.message)
+          })
+          worker.on("error", (error) => {
+            if (!ready)
+              resume(Effect.fail(new EngineError({ reason: `engine ${index} failed to start: ${error.message}` })))
+            else handlers.onCrashed(index, 0, `engine thread died: ${error.message}`)
+          })
+          worker.on("exit", (code) => {
+            if (!ready)
+              resume(Effect.fail(new EngineError({ reason: `engine ${index} exited (${code}) before ready` })))
+          })
+        }),
+        (engine) =>
+          Effect.async<void>((resume) => {
+            const timer = setTimeout(() => void engine.worker.terminate(), 2_000)
+            engine.worker.once("exit", () => {
+              clearTimeout(timer)
+              resume(Effect.void)
+            })
+            engine.send({ _tag: "Stop" })
+          })
+      )
+
+    const running = yield* Effect.forEach(
+      Array.from({ length: count }, (_, i) => i),
+      start,
+      {
+        concurrency: "unbounded"
+      }
+    )
+
+    const request = (engine: number, build: (requestId: number) => HostToWorker) =>
+      Effect.async<EngineEvent>((resume) => {
+        const requestId = nextRequest++
+        pending.set(requestId, { resolve: (event) => resume(Effect.succeed(event)) })
+        running[engine]!.send(build(requestId))
+      })
+
+    return {
+      roundTimer: running[0]!.roundTimer,
+      engines: count,
+      broadcast: (payload) => {
+        const engine = nextEngine
+        nextEngine = (nextEngine + 1) % count
+        return request(engine, (requestId) => ({
+          _tag: "Command",
+          command: { _tag: "Broadcast", requestId, payload }
+        })).pipe(
+          Effect.flatMap((event) =>
+            event._tag === "Queued"
+              ? Effect.succeed({ engine, seq: event.seq })
+              : Effect.fail(new EngineError({ reason: event._tag === "Rejected" ? event.reason : "unexpected reply" }))
+          )
+        )
+      },
+      proposeMembership: (members) =>
+        Effect.forEach(
+          running,
+          (_, engine) =>
+            request(engine, (requestId) => ({
+              _tag: "Command",
+              command: { _tag: "ProposeMembership", requestId, members }
+            })),
+          { discard: true }
+        ),
+      syncStart: Effect.sync(() => {
+        for (const engine of running) engine.send({ _tag: "Command", command: { _tag: "SyncStart" } })
+      }),
+      join: (join) =>
+        count !== 1
+          ? Effect.fail(new EngineError({ reason: "rejoin is supported for single-engine groups" }))
+          : Effect.sync(() => running[0]!.send({ _tag: "Command", command: { _tag: "Join", ...join } })),
+      stats: Effect.forEach(running, (engine, index) =>
+        Effect.async<EngineStats>((resume) => {
+          const waiters = statsWaiters.get(index) ?? []
+          waiters.push((s) => resume(Effect.succeed(s)))
+          statsWaiters.set(index, waiters)
+          engine.send({ _tag: "Command", command: { _tag: "ReportStats" } })
+        })
+      )
+    } satisfies NicEngine
+  })

@@ -1,0 +1,83 @@
+/**
+ * Deliberately broken POPUC steps. The simulator must catch each of them; if it ever stops doing so, the
+ * checker has gone blind (a checker that cannot fail proves nothing).
+ */
+import {
+  closeRound,
+  type InstanceState,
+  type InstanceStep,
+  type StepInstance,
+  stepInstance
+} from "../core/popuc-instance.js"
+import { stepTob, type TobInput, type TobState, type TobStep } from "../core/tob.js"
+import type { ProcessId, Value } from "../core/types.js"
+import { sortValues, valueKey } from "../core/value.js"
+
+const decided = (s: InstanceState, round: number): InstanceStep => ({
+  state: { ...s, status: "decided" },
+  out: [{ _tag: "Decide", instance: s.instance, round, values: sortValues(s.values.values()) }]
+})
+
+/** True when `input` makes `s` run its round change routine for round `s.round`. */
+const closesRound = (s: InstanceState, input: Parameters<StepInstance>[1]): boolean =>
+  s.status === "running" &&
+  ((input._tag === "RoundTimeout" && input.round === s.round) ||
+    (input._tag === "Receive" && input.msg.instance === s.instance && input.msg.round === s.round + 1))
+
+/** Decides whatever it has at the end of round 1, skipping the lock/majority logic. */
+export const decideAtRoundOne: StepInstance = (s, input) =>
+  s.round === 1 && closesRound(s, input) ? decided(s, 1) : stepInstance(s, input)
+
+/**
+ * Checks |locked| > t right after locking itself (the order of the README's reconstruction), instead of only
+ * when it was locked in an earlier round (App. A, Lemma A.6). It then decides and goes silent while peers do
+ * not list it as locked yet: they suspect it, and a correct peer can reach t+1 suspicions and crash.
+ */
+export const earlyDecisionOnFirstLock: StepInstance = (s, input) => {
+  if (!closesRound(s, input) || s.locked.has(s.self)) return stepInstance(s, input)
+  const closed = closeRound(s, input._tag === "Receive" ? "catchUp" : "timeout")
+  const justLocked = closed.state.status === "running" && closed.state.locked.has(s.self)
+  return justLocked && closed.state.locked.size > s.t ? decided(s, s.round) : stepInstance(s, input)
+}
+
+/** Merges late messages instead of discarding them: "which would otherwise lead to inconsistent decisions". */
+export const acceptLateMessages: StepInstance = (s, input) => {
+  if (s.status !== "running" || input._tag !== "Receive" || input.msg.instance !== s.instance) {
+    return stepInstance(s, input)
+  }
+  if (input.msg.round >= s.round) return stepInstance(s, input)
+  const values = new Map<string, Value>(s.values)
+  for (const v of input.msg.values) values.set(valueKey(v), v)
+  return { state: { ...s, values }, out: [] }
+}
+
+/** A TOB step that delivers each decided set in reverse order at one process: breaks uniform total order. */
+export const reverseDeliveryAt =
+  (victim: ProcessId) =>
+  (s: TobState, input: TobInput): TobStep => {
+    const r = stepTob(s, input)
+    if (s.params.self !== victim) return r
+    const deliveries = r.out.filter((o) => o._tag === "Deliver")
+    const others = r.out.filter((o) => o._tag !== "Deliver")
+    return { ...r, out: [...others, ...deliveries.reverse()] }
+  }
+
+/** A TOB step that forgets the decisions fetched on a rejoin: its log then skips instances. */
+export const skipFetchedDecisions = (s: TobState, input: TobInput): TobStep =>
+  input._tag === "Join"
+    ? stepTob(s, { ...input, decisions: input.decisions.map((d) => ({ ...d, values: [] })) })
+    : stepTob(s, input)
+
+export interface Mutant {
+  readonly stepInstance?: StepInstance
+  readonly stepTob?: (s: TobState, input: TobInput) => TobStep
+}
+
+/** By name, for `pnpm sim popuc --mutant <name>`: shows what a caught violation looks like. */
+export const MUTANTS: ReadonlyMap<string, Mutant> = new Map<string, Mutant>([
+  ["decide-at-round-1", { stepInstance: decideAtRoundOne }],
+  ["early-decision-on-first-lock", { stepInstance: earlyDecisionOnFirstLock }],
+  ["accept-late-messages", { stepInstance: acceptLateMessages }],
+  ["reverse-delivery-at-p1", { stepTob: reverseDeliveryAt("p1") }],
+  ["skip-fetched-decisions", { stepTob: skipFetchedDecisions }]
+])

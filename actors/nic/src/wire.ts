@@ -1,0 +1,112 @@
+/**
+ * Between the pure core's plain messages and the protobuf wire (reef.v1.PopucWire). Decoding validates
+ * everything the core relies on, so a malformed message on the engine subject becomes a counted drop,
+ * never an exception inside the consensus step.
+ */
+import { type PopucValue, PopucValueKind, PopucWire } from "@reef/proto"
+import type { ProcessId, Value, ValueKind, WireMsg } from "./core/index.js"
+import type { ValueRef } from "./core/types.js"
+
+const kindToWire: Record<ValueKind, PopucValueKind> = {
+  client: PopucValueKind.POPUC_VALUE_KIND_CLIENT,
+  heartbeat: PopucValueKind.POPUC_VALUE_KIND_HEARTBEAT,
+  membership: PopucValueKind.POPUC_VALUE_KIND_MEMBERSHIP
+}
+
+const kindFromWire = (kind: PopucValueKind): ValueKind | undefined =>
+  kind === PopucValueKind.POPUC_VALUE_KIND_CLIENT
+    ? "client"
+    : kind === PopucValueKind.POPUC_VALUE_KIND_HEARTBEAT
+      ? "heartbeat"
+      : kind === PopucValueKind.POPUC_VALUE_KIND_MEMBERSHIP
+        ? "membership"
+        : undefined
+
+const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+
+export const valueToWire = (v: Value): PopucValue => ({
+  proposer: v.proposer,
+  seq: v.seq,
+  kind: kindToWire[v.kind],
+  payload: toBuffer(v.payload),
+  members: [...v.members]
+})
+
+/** Undefined when the value is not well formed (unknown kind, empty proposer, negative seq). */
+export const valueFromWire = (v: PopucValue): Value | undefined => {
+  const kind = kindFromWire(v.kind)
+  if (kind === undefined || v.proposer === "" || !Number.isSafeInteger(v.seq) || v.seq < 0) return undefined
+  return { proposer: v.proposer, seq: v.seq, kind, payload: new Uint8Array(v.payload), members: v.members }
+}
+
+export const encodeWire = (group: string, from: ProcessId, msg: WireMsg, sentAtUs: number): Uint8Array =>
+  PopucWire.encode({
+    group,
+    from,
+    sentAtUs: Math.round(sentAtUs),
+    msg:
+      msg._tag === "Round"
+        ? {
+            $case: "round",
+            value: {
+              instance: msg.instance,
+              round: msg.round,
+              values: msg.values.map(valueToWire),
+              locked: [...msg.locked],
+              decided: msg.decided.map((r) => ({ proposer: r.proposer, seq: r.seq, kind: kindToWire[r.kind] }))
+            }
+          }
+        : { $case: "syncStart", value: { request: msg._tag === "StartRequest" } }
+  }).finish()
+
+export type DecodedWire =
+  | { readonly _tag: "Ok"; readonly from: ProcessId; readonly msg: WireMsg; readonly sentAtUs: number }
+  | { readonly _tag: "Invalid"; readonly reason: string }
+
+const invalid = (reason: string): DecodedWire => ({ _tag: "Invalid", reason })
+
+/** Decodes and validates one engine message for `group`. */
+export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
+  let wire: PopucWire
+  try {
+    wire = PopucWire.decode(bytes)
+  } catch (cause) {
+    return invalid(`not a PopucWire: ${(cause as Error).message}`)
+  }
+  if (wire.group !== group) return invalid(`group "${wire.group}" is not "${group}"`)
+  if (wire.from === "") return invalid("no sender")
+  const msg = wire.msg
+  if (msg === undefined) return invalid("no message")
+  if (msg.$case === "syncStart") {
+    return {
+      _tag: "Ok",
+      from: wire.from,
+      sentAtUs: wire.sentAtUs,
+      msg: msg.value.request ? { _tag: "StartRequest" } : { _tag: "Start" }
+    }
+  }
+  const round = msg.value
+  if (!Number.isSafeInteger(round.instance) || round.instance < 1) return invalid(`bad instance ${round.instance}`)
+  if (!Number.isSafeInteger(round.round) || round.round < 1) return invalid(`bad round ${round.round}`)
+  const values: Array<Value> = []
+  for (const v of round.values) {
+    const value = valueFromWire(v)
+    if (value === undefined) return invalid(`bad value from "${v.proposer}"`)
+    values.push(value)
+  }
+  if (round.locked.some((p) => p === "")) return invalid("empty id in locked")
+  const decided: Array<ValueRef> = []
+  for (const r of round.decided) {
+    const kind = kindFromWire(r.kind)
+    if (kind === undefined || r.proposer === "" || !Number.isSafeInteger(r.seq) || r.seq < 0) {
+      return invalid(`bad decided reference from "${r.proposer}"`)
+    }
+    decided.push({ proposer: r.proposer, seq: r.seq, kind })
+  }
+  return {
+    _tag: "Ok",
+    from: wire.from,
+    sentAtUs: wire.sentAtUs,
+    msg: { _tag: "Round", instance: round.instance, round: round.round, values, locked: round.locked, decided }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The replicated key-value state machine: a pure function of the ordered command log. Every replica applies
+ * the same decided commands in the same order and so holds the same state; the state hash (a chain over
+ * every applied command) makes that checkable. No I/O: the hash function is injected.
+ */
+import type { KvCommand } from "@reef/proto"
+
+export interface KvRecord {
+  readonly value: Uint8Array
+  /** Number of writes to this key since it was (re)created. */
+  readonly version: number
+}
+
+export interface KvStateData {
+  readonly records: Map<string, KvRecord>
+  /** Commands applied so far (including read barriers), and the hash chain over them. */
+  appliedCommands: number
+  stateHash: string
+}
+
+export type KvResult =
+  | { readonly _tag: "Set"; readonly version: number }
+  | { readonly _tag: "Delete"; readonly existed: boolean }
+  | {
+      readonly _tag: "CompareAndSet"
+      readonly swapped: boolean
+      readonly current: Uint8Array | undefined
+    }
+  | { readonly _tag: "ReadBarrier" }
+  | { readonly _tag: "Invalid"; readonly reason: string }
+
+/** (previous hash, encoded command) -> next hash; SHA-256 hex in the replica shell. */
+export type HashChain = (previous: string, command: Uint8Array) => string
+
+export const GENESIS_HASH = "0".repeat(64)
+
+export const emptyKvState = (): KvStateData => ({ records: new Map(), appliedCommands: 0, stateHash: GENESIS_HASH })
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * Applies one decided command. Mutates `state` in place (it is owned by one replica's apply loop; the
+ * history lives in the log, not in old states) and returns the client-visible result.
+ */
+export const applyCommand = (
+  state: KvStateData,
+  command: KvCommand,
+  encoded: Uint8Array,
+  hash: HashChain
+): KvResult => {
+  state.appliedCommands++
+  state.stateHash = hash(state.stateHash, encoded)
+  const op = command.op
+  switch (op?.$case) {
+    case "set": {
+      const version = (state.records.get(op.value.key)?.version ?? 0) + 1
+      state.records.set(op.value.key, { value: new Uint8Array(op.value.value), version })
+      return { _tag: "Set", version }
+    }
+    case "delete":
+      return { _tag: "Delete", existed: state.records.delete(op.value.key) }
+    case "compareAndSet": {
+      const { key, expected, expectAbsent, value } = op.value
+      const current = state.records.get(key)
+      const matches = expectAbsent ? current === undefined : current !== undefined && sameBytes(current.value, expected)
+      if (!matches) return { _tag: "CompareAndSet", swapped: false, current: current?.value }
+      state.records.set(key, { value: new Uint8Array(value), version: (current?.version ?? 0) + 1 })
+      return { _tag: "CompareAndSet", swapped: true, current: undefined }
+    }
+    case "readBarrier":
+      return { _tag: "ReadBarrier" }
+    case undefined:
+      return { _tag: "Invalid", reason: "empty command" }
+  }
+}

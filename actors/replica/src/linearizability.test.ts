@@ -1,0 +1,334 @@
+/**
+ * Herlihy & Wing: "each operation should appear to take effect instantaneously at some moment between its
+ * invocation and response". The hand-written histories below are the classic ways a store breaks that;
+ * the randomized ones come from a real sequential store driven at random linearization points.
+ */
+import { describe, expect, it } from "vitest"
+import type { HistoryEntry, KvInput, KvOperation } from "./history.js"
+import { checkLinearizable, type LinearizabilityResult } from "./linearizability.js"
+
+// ---- hand-written histories ----------------------------------------------------------------------------
+
+const set = (value: string, key = "k"): KvOperation => ({ _tag: "Set", key, value, output: { ok: true } })
+const get = (value: string | null, key = "k"): KvOperation => ({
+  _tag: "Get",
+  key,
+  output: value === null ? { found: false } : { found: true, value }
+})
+const del = (existed: boolean, key = "k"): KvOperation => ({ _tag: "Delete", key, output: { existed } })
+const cas = (expected: string | null, value: string, swapped: boolean, current?: string | null): KvOperation => ({
+  _tag: "Cas",
+  key: "k",
+  expected,
+  value,
+  output: current === undefined ? { swapped } : { swapped, current }
+})
+
+/** `[invokeMs, completeMs]`; a missing completion is an ambiguous outcome, which carries no output. */
+const at = (process: number, [invokeMs, completeMs]: [number, number?], op: KvOperation): HistoryEntry => {
+  if (completeMs !== undefined) return { process, op, invokeMs, completeMs }
+  const { output: _unknown, ...input } = op
+  return { process, op: input as KvInput, invokeMs }
+}
+
+const violation = (result: LinearizabilityResult) => {
+  if (result._tag !== "NotLinearizable") throw new Error(`expected a violation, got ${JSON.stringify(result)}`)
+  return result
+}
+
+describe("linearizable histories pass", () => {
+  it("a sequential history", () => {
+    const result = checkLinearizable([
+      at(1, [0, 1], get(null)),
+      at(1, [2, 3], set("a")),
+      at(2, [4, 5], cas("a", "b", true)),
+      at(1, [6, 7], cas("a", "c", false, "b")),
+      at(2, [8, 9], get("b")),
+      at(1, [10, 11], del(true)),
+      at(2, [12, 13], del(false)),
+      at(1, [14, 15], cas(null, "d", true)),
+      at(1, [16, 17], get("d"))
+    ])
+    expect(result).toEqual({ _tag: "Linearizable", ok: true, keys: 1, operations: 9 })
+  })
+
+  it("overlapping writes with reads seeing either value", () => {
+    const writes = [at(1, [0, 10], set("a")), at(2, [1, 9], set("b"))]
+    for (const seen of ["a", "b"]) expect(checkLinearizable([...writes, at(3, [2, 8], get(seen))]).ok).toBe(true)
+    // Reads after both writes agree on whichever took effect last.
+    expect(checkLinearizable([...writes, at(3, [11, 12], get("a")), at(3, [13, 14], get("a"))]).ok).toBe(true)
+    // A read overlapping a write may still see the value before it.
+    expect(checkLinearizable([at(1, [0, 1], set("a")), at(2, [2, 5], set("b")), at(3, [3, 4], get("a"))]).ok).toBe(true)
+  })
+
+  it("events at the same instant count as concurrent", () => {
+    expect(checkLinearizable([at(1, [0, 5], set("a")), at(2, [5, 6], get(null))]).ok).toBe(true)
+  })
+
+  it("keys are checked independently (linearizability is local)", () => {
+    const result = checkLinearizable([
+      at(1, [0, 1], set("a", "x")),
+      at(2, [2, 3], set("b", "y")),
+      at(1, [4, 5], get("a", "x")),
+      at(2, [4, 5], get("b", "y"))
+    ])
+    expect(result).toEqual({ _tag: "Linearizable", ok: true, keys: 2, operations: 4 })
+  })
+})
+
+describe("classic violations fail", () => {
+  it("a stale read: the read starts after a write completed but returns the older value", () => {
+    const result = violation(
+      checkLinearizable([at(1, [0, 1], set("a")), at(1, [2, 3], set("b")), at(2, [4, 5], get("a"))])
+    )
+    expect(result.key).toBe("k")
+    expect(result.reason).toMatch(/get\("k"\) → "a" by process 2 .* cannot be linearized: .* the register was "b"/)
+    // The read, and the write that immediately precedes it.
+    expect(result.minimalWindow.map((e) => e.op)).toEqual([set("b"), get("a")])
+  })
+
+  it("a read returning a value never written", () => {
+    const result = violation(checkLinearizable([at(1, [0, 2], set("a")), at(2, [1, 3], get("z"))]))
+    expect(result.reason).toMatch(/observed "z", which no operation ever wrote/)
+    expect(result.minimalWindow).toHaveLength(2)
+  })
+
+  it("two CAS with the same expected value both swapping", () => {
+    const result = violation(
+      checkLinearizable([
+        at(1, [0, 1], set("a")),
+        at(2, [2, 6], cas("a", "b", true)),
+        at(3, [3, 5], cas("a", "c", true))
+      ])
+    )
+    expect(result.minimalWindow.map((e) => e.process).sort()).toEqual([1, 2, 3])
+  })
+
+  it("a lost update: an acknowledged write vanishes", () => {
+    expect(checkLinearizable([at(1, [0, 1], set("a")), at(2, [2, 3], get(null))]).ok).toBe(false)
+    expect(checkLinearizable([at(1, [0, 1], set("a")), at(2, [2, 3], del(false))]).ok).toBe(false)
+    // Two clients increment through CAS from the same read; both succeed, so one increment is lost.
+    const increments = [
+      at(1, [0, 1], set("0")),
+      at(1, [2, 3], get("0")),
+      at(2, [2, 3], get("0")),
+      at(1, [4, 6], cas("0", "1", true)),
+      at(2, [5, 7], cas("0", "1", true))
+    ]
+    expect(checkLinearizable(increments).ok).toBe(false)
+  })
+
+  it("a read going back in time: r1 sees the new value, a later non-overlapping r2 the old one", () => {
+    const writes = [at(1, [0, 1], set("a")), at(1, [2, 10], set("b"))]
+    expect(checkLinearizable([...writes, at(2, [3, 4], get("b")), at(3, [5, 6], get("a"))]).ok).toBe(false)
+    // Overlapping reads may disagree that way: r2 may take effect before r1.
+    expect(checkLinearizable([...writes, at(2, [3, 6], get("b")), at(3, [5, 7], get("a"))]).ok).toBe(true)
+  })
+
+  it("a failed CAS reporting a current value the register cannot hold", () => {
+    expect(checkLinearizable([at(1, [0, 1], set("a")), at(2, [2, 3], cas("x", "y", false, "b"))]).ok).toBe(false)
+    expect(checkLinearizable([at(1, [0, 1], set("a")), at(2, [2, 3], cas("a", "y", false))]).ok).toBe(false)
+  })
+})
+
+describe("operations with unknown outcome (timed out, UNAVAILABLE)", () => {
+  const before = [at(1, [0, 1], set("a"))]
+  const timedOutWrite = at(2, [2], set("b"))
+
+  it("may have taken effect, or not, at any point after their invocation", () => {
+    expect(checkLinearizable([...before, timedOutWrite, at(3, [10, 11], get("b"))]).ok).toBe(true)
+    expect(checkLinearizable([...before, timedOutWrite, at(3, [10, 11], get("a"))]).ok).toBe(true)
+    // Taking effect late, between two reads.
+    expect(checkLinearizable([...before, timedOutWrite, at(3, [10, 11], get("a")), at(3, [20, 21], get("b"))]).ok).toBe(
+      true
+    )
+    const timedOutCas = at(2, [2], cas("a", "c", true))
+    for (const seen of ["a", "c"])
+      expect(checkLinearizable([...before, timedOutCas, at(3, [5, 6], get(seen))]).ok).toBe(true)
+    const timedOutDelete = at(2, [2], del(true))
+    for (const seen of ["a", null])
+      expect(checkLinearizable([...before, timedOutDelete, at(3, [5, 6], get(seen))]).ok).toBe(true)
+  })
+
+  it("take effect at most once, and never before their invocation", () => {
+    expect(checkLinearizable([...before, timedOutWrite, at(3, [10, 11], get("b")), at(3, [20, 21], get("a"))]).ok).toBe(
+      false
+    )
+    expect(checkLinearizable([...before, at(3, [2, 3], get("b")), at(2, [5], set("b"))]).ok).toBe(false)
+  })
+
+  it("ambiguous reads observe nothing and are dropped", () => {
+    const result = checkLinearizable([...before, at(2, [2], get("never-checked"))])
+    expect(result).toEqual({ _tag: "Linearizable", ok: true, keys: 1, operations: 1 })
+  })
+})
+
+describe("the search bound", () => {
+  // Twelve concurrent writes then an impossible read: refuting it visits every subset of the writes.
+  const history = [...Array.from({ length: 12 }, (_, i) => at(i, [0, 10], set(`v${i}`))), at(12, [11, 12], get(null))]
+
+  it("reports unknown, not a verdict, when exceeded", () => {
+    const result = checkLinearizable(history, { maxStates: 100 })
+    expect(result._tag).toBe("Unknown")
+    expect(result.ok).toBe(false)
+    if (result._tag === "Unknown") {
+      expect(result.reason).toMatch(/unknown \(search bound exceeded\)/)
+      expect(result.statesExplored).toBe(100)
+    }
+  })
+
+  it("reaches the verdict within the default bound", () => {
+    expect(violation(checkLinearizable(history)).minimalWindow).toHaveLength(13)
+  })
+})
+
+// ---- randomized histories --------------------------------------------------------------------------------
+
+/** mulberry32: a small seeded PRNG, so every generated history is reproducible from its seed. */
+const prng = (seed: number) => {
+  let a = seed >>> 0
+  return (): number => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}
+
+interface Generation {
+  readonly processes: number
+  readonly operations: number
+  readonly keys: number
+  /** Few values make duplicates common, which is what makes the search work. */
+  readonly values: number
+  readonly ambiguousRate: number
+}
+
+/** The store the history is generated from: a plain map, independent of the checker's register model. */
+const apply = (store: Map<string, string>, input: KvInput): KvOperation => {
+  const current = store.get(input.key) ?? null
+  switch (input._tag) {
+    case "Set":
+      store.set(input.key, input.value)
+      return { ...input, output: { ok: true } }
+    case "Get":
+      return { ...input, output: current === null ? { found: false } : { found: true, value: current } }
+    case "Delete":
+      store.delete(input.key)
+      return { ...input, output: { existed: current !== null } }
+    case "Cas":
+      if (current !== input.expected) return { ...input, output: { swapped: false, current } }
+      store.set(input.key, input.value)
+      return { ...input, output: { swapped: true } }
+  }
+}
+
+/**
+ * Each process runs operations back to back; each operation takes effect at a random point inside its
+ * call, and an ambiguous one at a random point after its invocation (possibly long after) or never.
+ * Outputs come from applying everything to the store in linearization-point order.
+ */
+const generate = (seed: number, g: Generation): Array<HistoryEntry> => {
+  const rand = prng(seed)
+  const pick = (n: number) => Math.floor(rand() * n)
+  const value = () => `v${pick(g.values)}`
+  const randomInput = (key: string): KvInput => {
+    const r = rand()
+    if (r < 0.4) return { _tag: "Get", key }
+    if (r < 0.65) return { _tag: "Set", key, value: value() }
+    if (r < 0.75) return { _tag: "Delete", key }
+    return { _tag: "Cas", key, expected: rand() < 0.2 ? null : value(), value: value() }
+  }
+  const timeoutMs = 10
+  const clockMs = Array.from({ length: g.processes }, () => rand() * 5)
+  const planned = Array.from({ length: g.operations }, () => {
+    const process = pick(g.processes)
+    const invokeMs = clockMs[process]!
+    const ambiguous = rand() < g.ambiguousRate
+    const durationMs = rand() * timeoutMs
+    const effectMs = ambiguous ? invokeMs + rand() * timeoutMs * 10 : invokeMs + rand() * durationMs
+    const completeMs = ambiguous ? undefined : invokeMs + durationMs
+    clockMs[process] = (completeMs ?? invokeMs + timeoutMs) + rand() * 2
+    const input = randomInput(`key${pick(g.keys)}`)
+    return { process, input, invokeMs, completeMs, effectMs, takesEffect: !ambiguous || rand() < 0.5 }
+  })
+  const store = new Map<string, string>()
+  const outputs = new Map<(typeof planned)[number], KvOperation>()
+  for (const p of [...planned].sort((a, b) => a.effectMs - b.effectMs))
+    if (p.takesEffect) outputs.set(p, apply(store, p.input))
+  return planned.map(({ process, input, invokeMs, completeMs }, i) =>
+    completeMs === undefined
+      ? { process, op: input, invokeMs }
+      : { process, op: outputs.get(planned[i]!)!, invokeMs, completeMs }
+  )
+}
+
+const completedGets = (history: ReadonlyArray<HistoryEntry>): Array<number> =>
+  history.flatMap((e, i) => (e.op._tag === "Get" && e.completeMs !== undefined ? [i] : []))
+
+/** Replaces one read's result. */
+const mutateRead = (history: ReadonlyArray<HistoryEntry>, index: number, value: string | null) =>
+  history.map((e, i) => (i === index ? { ...e, op: get(value, e.op.key) } : e))
+
+const moderate: Generation = { processes: 6, operations: 300, keys: 3, values: 3, ambiguousRate: 0.05 }
+
+describe("randomized histories from a sequential store", () => {
+  it("are all linearizable", () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const result = checkLinearizable(generate(seed, moderate))
+      expect(result, `seed=${seed}`).toMatchObject({ ok: true, keys: 3 })
+    }
+  })
+
+  it("fail when any read of a sequential history is changed", () => {
+    const sequential: Generation = { processes: 1, operations: 60, keys: 1, values: 3, ambiguousRate: 0 }
+    const history = generate(7, sequential)
+    const gets = completedGets(history)
+    expect(gets.length).toBeGreaterThan(10)
+    for (const index of gets) {
+      const op = history[index]!.op
+      const seen = op._tag === "Get" && op.output?.found ? op.output.value! : null
+      const other = seen === "v0" ? null : "v0"
+      expect(checkLinearizable(mutateRead(history, index, other)).ok, `read #${index}`).toBe(false)
+    }
+  })
+
+  it("fail when a concurrent read returns a value never written", () => {
+    for (let seed = 1; seed <= 10; seed++) {
+      const history = generate(seed, moderate)
+      const gets = completedGets(history)
+      const result = violation(checkLinearizable(mutateRead(history, gets[seed % gets.length]!, "phantom")))
+      expect(result.reason, `seed=${seed}`).toMatch(/"phantom", which no operation ever wrote/)
+    }
+  })
+
+  it("usually fail when a concurrent read returns another written value", () => {
+    let failed = 0
+    const seeds = 30
+    for (let seed = 1; seed <= seeds; seed++) {
+      const history = generate(seed, moderate)
+      const gets = completedGets(history)
+      const index = gets[Math.floor(gets.length / 2)]!
+      const op = history[index]!.op
+      const seen = op._tag === "Get" && op.output?.found ? op.output.value! : null
+      const result = checkLinearizable(mutateRead(history, index, seen === "v1" ? "v2" : "v1"))
+      expect(result._tag, `seed=${seed}`).not.toBe("Unknown")
+      if (!result.ok) failed++
+    }
+    // Some mutations stay linearizable: a concurrent write of the new value can explain them.
+    expect(failed).toBeGreaterThan(seeds / 2)
+  })
+})
+
+describe("history sizes the integration tests produce", () => {
+  it("2,000 operations over 8 processes on 20 keys", () => {
+    const history = generate(2024, { processes: 8, operations: 2000, keys: 20, values: 4, ambiguousRate: 0.02 })
+    expect(checkLinearizable(history)).toMatchObject({ ok: true, keys: 20 })
+  })
+
+  it("3,000 operations over 16 processes on one key", () => {
+    const history = generate(99, { processes: 16, operations: 3000, keys: 1, values: 4, ambiguousRate: 0.02 })
+    expect(checkLinearizable(history)).toMatchObject({ ok: true, keys: 1 })
+  })
+})

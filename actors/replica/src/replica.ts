@@ -1,0 +1,446 @@
+/**
+ * The replica: the host server next to a NIC engine (the paper's scarHW-server). It proposes client
+ * commands through its engine, applies decided commands in the merged order, answers the client once its
+ * command is applied, and serves reef.v1.KV over gRPC.
+ *
+ * Linearizability: writes are answered after they are applied, in the total order; reads are ordered
+ * through consensus behind a read barrier (read-barrier.ts), so a read sees every write acknowledged
+ * before it started. tests/src/popuc-kv.test.ts checks recorded histories with a linearizability checker.
+ */
+import { createHash } from "node:crypto"
+import { grpcService, InvalidRequestError, serveGrpc } from "@reef/gateway"
+import { defineActor, HandlerError, type Kernel, KernelConfig, Messenger, onAsk, rpc, spawn } from "@reef/kernel"
+import {
+  type AppliedBatch,
+  EngineError,
+  type EngineOptions,
+  type NicEngine,
+  startEngine,
+  valueFromWire,
+  valueToWire
+} from "@reef/nic"
+import {
+  CatchUpReply,
+  CatchUpRequest,
+  CompareAndSetResponse,
+  DeleteResponse,
+  ErrorCode,
+  GetResponse,
+  KVService,
+  KvCommand,
+  SetResponse,
+  type StateResponse
+} from "@reef/proto"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
+import { DecisionLog } from "./decision-log.js"
+import { recordInstanceSpan } from "./instance-spans.js"
+import { applyCommand, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
+import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
+
+export interface ReplicaOptions {
+  readonly id: string
+  readonly group: string
+  readonly members: ReadonlyArray<string>
+  readonly natsUrl: string
+  /** gRPC port of reef.v1.KV; 0 picks a free one. */
+  readonly grpcPort: number
+  readonly grpcHost?: string
+  readonly engines?: number
+  readonly interactionMs?: number
+  readonly minInteractionMs?: number
+  readonly maxKeyBytes?: number
+  readonly maxValueBytes?: number
+}
+
+export const DEFAULT_MAX_KEY_BYTES = 1024
+export const DEFAULT_MAX_VALUE_BYTES = 64 * 1024
+
+/** Replica-to-replica: what a (re)joining replica asks a peer for. */
+export const CatchUpRpc = rpc(CatchUpRequest, CatchUpReply)
+
+const sha256Chain: HashChain = (previous, bytes) => createHash("sha256").update(previous).update(bytes).digest("hex")
+
+interface Applied {
+  readonly result: KvResult
+  readonly instance: number
+  readonly span: Tracer.Span | undefined
+}
+
+type ReadWaiter = (instance: number, span: Tracer.Span | undefined) => void
+
+export interface ReplicaHandle {
+  readonly grpcAddress: string
+  readonly engine: NicEngine
+  readonly state: Effect.Effect<StateResponse>
+}
+
+export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle, unknown, Kernel | Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* KernelConfig
+    const runtime = yield* Effect.runtime<never>()
+    const runFork = Runtime.runFork(runtime)
+    const runSync = Runtime.runSync(runtime)
+    const maxKeyBytes = options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES
+    const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
+
+    const kv = emptyKvState()
+    let appliedInstance = 0
+    let members = [...options.members]
+    let nextRequest = 1
+    const waiting = new Map<number, (applied: Applied) => void>()
+    let barrier: BarrierState<ReadWaiter> = emptyBarrierState()
+
+    const decisions = new DecisionLog()
+    /** Catch-up requests wait for the next decision, so the joiner enters an instance as it starts. */
+    let nextDecisionWaiters: Array<() => void> = []
+    let rejoining = false
+
+    const log = (message: string) =>
+      runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ replica: options.id })))
+
+    // ---- applying decided batches (synchronous, in merged order) -------------------------------------------
+    const onApplied = (batch: AppliedBatch) => {
+      const span = batch.values.length > 0 ? runSync(recordInstanceSpan(options.group, options.id, batch)) : undefined
+      appliedInstance = batch.instance
+      if ((options.engines ?? 1) === 1) decisions.append(batch.instance, batch.values)
+      if (nextDecisionWaiters.length > 0) {
+        const waiters = nextDecisionWaiters
+        nextDecisionWaiters = []
+        // After this batch is applied (queueMicrotask): the reply then includes it.
+        queueMicrotask(() => {
+          for (const w of waiters) w()
+        })
+      }
+      for (const value of batch.values) {
+        if (value.kind === "membership") {
+          members = [...value.members]
+          continue
+        }
+        if (value.kind !== "client") continue
+        let command: KvCommand
+        try {
+          command = KvCommand.decode(value.payload)
+        } catch {
+          // Every replica sees the same bytes and skips them the same way; the log stays identical.
+          log(`skipping a decided value from ${value.proposer} that is not a KvCommand`)
+          continue
+        }
+        const result = applyCommand(kv, command, value.payload, sha256Chain)
+        if (value.proposer !== options.id) continue
+        if (result._tag === "ReadBarrier") {
+          const step = onBarrierApplied(barrier)
+          barrier = step.state
+          for (const answer of step.answer) answer(batch.instance, span)
+          if (step.propose) proposeBarrier()
+          continue
+        }
+        const waiter = waiting.get(command.request)
+        waiting.delete(command.request)
+        waiter?.({ result, instance: batch.instance, span })
+      }
+    }
+
+    /** Set once the engine is up; the gRPC server binds first so a port clash fails before the group forms. */
+    let engine: NicEngine | undefined
+    const engineOrFail = Effect.suspend(() =>
+      engine === undefined ? Effect.fail(new EngineError({ reason: "engine not started yet" })) : Effect.succeed(engine)
+    )
+
+    // ---- proposing ------------------------------------------------------------------------------------------
+    const unavailable = (reason: string) =>
+      new HandlerError({ code: ErrorCode.ERROR_CODE_UNAVAILABLE, message: reason })
+
+    /** Proposes a command and waits until it is applied here (its result is this replica's answer). */
+    const submit = (op: KvCommand["op"]): Effect.Effect<Applied, HandlerError> =>
+      Effect.suspend(() => {
+        const request = nextRequest++
+        const payload = KvCommand.encode({ request, op }).finish()
+        return Effect.async<Applied, HandlerError>((resume) => {
+          waiting.set(request, (applied) => resume(Effect.succeed(applied)))
+          runFork(
+            Effect.flatMap(engineOrFail, (e) => e.broadcast(payload)).pipe(
+              Effect.catchAll((error) =>
+                Effect.sync(() => {
+                  waiting.delete(request)
+                  resume(
+                    Effect.fail(new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: error.reason }))
+                  )
+                })
+              )
+            )
+          )
+          return Effect.sync(() => waiting.delete(request))
+        })
+      })
+
+    const barrierPayload = KvCommand.encode({ request: 0, op: { $case: "readBarrier", value: {} } }).finish()
+    function proposeBarrier() {
+      runFork(
+        Effect.flatMap(engineOrFail, (e) => e.broadcast(barrierPayload)).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              const failed = onBarrierFailed(barrier)
+              barrier = failed.state
+              log(`read barrier not proposed: ${error.reason}`)
+              for (const read of failed.fail) read(-1, undefined)
+            })
+          )
+        )
+      )
+    }
+
+    /** Resolves once a barrier proposed after this call is applied: the state then reflects every earlier write. */
+    const readPoint = Effect.async<{ instance: number; span: Tracer.Span | undefined }, HandlerError>((resume) => {
+      const step = onRead(barrier, (instance, span) =>
+        resume(
+          instance < 0
+            ? Effect.fail(unavailable("read barrier could not be proposed"))
+            : Effect.succeed({ instance, span })
+        )
+      )
+      barrier = step.state
+      if (step.propose) proposeBarrier()
+    })
+
+    // ---- gRPC -----------------------------------------------------------------------------------------------
+    const checkKey = (key: string) =>
+      key === ""
+        ? Effect.fail(new InvalidRequestError({ field: "key", reason: "must not be empty" }))
+        : Buffer.byteLength(key) > maxKeyBytes
+          ? Effect.fail(new InvalidRequestError({ field: "key", reason: `longer than ${maxKeyBytes} bytes` }))
+          : Effect.void
+    const checkValue = (field: string, value: Uint8Array) =>
+      value.length > maxValueBytes
+        ? Effect.fail(
+            new InvalidRequestError({ field, reason: `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` })
+          )
+        : Effect.void
+
+    /** Links the client's server span to the consensus instance that decided its command. */
+    const linkInstance = (span: Tracer.Span | undefined) =>
+      span === undefined
+        ? Effect.void
+        : Effect.flatMap(Effect.option(Effect.currentSpan), (current) =>
+            Effect.sync(() => {
+              if (current._tag === "Some") current.value.addLinks?.([{ _tag: "SpanLink", span, attributes: {} }])
+            })
+          )
+
+    const stateResponse = Effect.sync(
+      (): StateResponse => ({
+        replica: options.id,
+        appliedInstance,
+        appliedCommands: kv.appliedCommands,
+        stateHash: kv.stateHash,
+        keys: kv.records.size,
+        members
+      })
+    )
+
+    const service = grpcService(KVService, {
+      get: (request) =>
+        Effect.gen(function* () {
+          yield* checkKey(request.key)
+          const point = yield* readPoint
+          yield* linkInstance(point.span)
+          const record = kv.records.get(request.key)
+          return GetResponse.fromPartial({
+            found: record !== undefined,
+            value: record ? Buffer.from(record.value) : Buffer.alloc(0),
+            version: record?.version ?? 0,
+            instance: point.instance
+          })
+        }),
+      set: (request) =>
+        Effect.gen(function* () {
+          yield* checkKey(request.key)
+          yield* checkValue("value", request.value)
+          const applied = yield* submit({ $case: "set", value: request })
+          yield* linkInstance(applied.span)
+          return SetResponse.fromPartial({
+            instance: applied.instance,
+            version: applied.result._tag === "Set" ? applied.result.version : 0
+          })
+        }),
+      delete: (request) =>
+        Effect.gen(function* () {
+          yield* checkKey(request.key)
+          const applied = yield* submit({ $case: "delete", value: request })
+          yield* linkInstance(applied.span)
+          return DeleteResponse.fromPartial({
+            existed: applied.result._tag === "Delete" && applied.result.existed,
+            instance: applied.instance
+          })
+        }),
+      compareAndSet: (request) =>
+        Effect.gen(function* () {
+          yield* checkKey(request.key)
+          yield* checkValue("value", request.value)
+          yield* checkValue("expected", request.expected)
+          const applied = yield* submit({ $case: "compareAndSet", value: request })
+          yield* linkInstance(applied.span)
+          const result = applied.result
+          const swapped = result._tag === "CompareAndSet" && result.swapped
+          const current = result._tag === "CompareAndSet" ? result.current : undefined
+          return CompareAndSetResponse.fromPartial({
+            swapped,
+            current: current ? Buffer.from(current) : Buffer.alloc(0),
+            currentFound: current !== undefined,
+            instance: applied.instance
+          })
+        }),
+      state: () => stateResponse
+    })
+
+    const { protoRoot } = yield* Effect.promise(() => import("@reef/proto"))
+    const server = yield* serveGrpc({
+      port: options.grpcPort,
+      ...(options.grpcHost === undefined ? {} : { host: options.grpcHost }),
+      services: [service],
+      reflection: { includeDirs: [protoRoot], protoFiles: ["reef/v1/kv.proto"] }
+    })
+
+    engine = yield* startEngine(
+      {
+        natsUrl: options.natsUrl,
+        cluster: config.cluster,
+        group: options.group,
+        self: options.id,
+        members: options.members,
+        ...(options.engines === undefined ? {} : { engines: options.engines }),
+        ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
+        ...(options.minInteractionMs === undefined ? {} : { minInteractionMs: options.minInteractionMs })
+      } satisfies EngineOptions,
+      {
+        onApplied,
+        onCrashed: (engineIndex, instance, reason) => {
+          log(`engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
+          if (!rejoining) {
+            rejoining = true
+            runFork(rejoin.pipe(Effect.ensuring(Effect.sync(() => (rejoining = false)))))
+          }
+        },
+        onDropped: (engineIndex, reason) => log(`engine ${engineIndex} dropped a malformed round message: ${reason}`),
+        onLog: (_level, message) => log(message)
+      }
+    )
+
+    // ---- joining: catch up from a peer's log, or start the group ---------------------------------------------
+    const messenger = yield* Messenger
+    const running = engine
+
+    yield* spawn(
+      defineActor({
+        role: "replica",
+        description: "POPUC replica: host server of a replicated KV group (gRPC reef.v1.KV)",
+        initialState: Effect.succeed(undefined),
+        handlers: [
+          onAsk(CatchUpRpc, (request) =>
+            request.group !== options.group
+              ? Effect.fail(
+                  new HandlerError({
+                    code: ErrorCode.ERROR_CODE_INVALID_ARGUMENT,
+                    message: `not in group ${request.group}`
+                  })
+                )
+              : Effect.gen(function* () {
+                  // Answer right after the next decision: the joiner then starts the instance that just began
+                  // (within one round of its peers) instead of one already half over.
+                  // A group that has decided nothing yet is still forming: answer at once (the asker sync-starts).
+                  if (decisions.lastInstance > 0) {
+                    yield* Effect.async<void>((resume) => {
+                      nextDecisionWaiters.push(() => resume(Effect.void))
+                    }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+                  }
+                  const since = decisions.since(request.fromInstance)
+                  if (since === undefined) {
+                    return yield* new HandlerError({
+                      code: ErrorCode.ERROR_CODE_NOT_FOUND,
+                      message: `instances before ${request.fromInstance} are no longer in the log`
+                    })
+                  }
+                  const stats = yield* running.stats.pipe(Effect.orElseSucceed(() => []))
+                  const schedule = stats[0]?.schedule.epochs ?? [{ fromInstance: 1, members }]
+                  return CatchUpReply.fromPartial({
+                    decisions: since.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) })),
+                    joinInstance: decisions.lastInstance + 1,
+                    schedule: schedule.map((e) => ({ fromInstance: e.fromInstance, members: [...e.members] }))
+                  })
+                })
+          )
+        ]
+      }),
+      options.id
+    )
+
+    /** The most advanced answer of the peers, or undefined when none has decided anything yet. */
+    const catchUp = Effect.gen(function* () {
+      const peers = members.filter((m) => m !== options.id)
+      // The engine's own position (its stats arrive after every delivery it made, so the host applied them).
+      const position = yield* running.stats.pipe(
+        Effect.map((stats) => stats[0]?.nextDeliverInstance ?? appliedInstance + 1),
+        Effect.orElseSucceed(() => appliedInstance + 1)
+      )
+      const replies = yield* Effect.forEach(
+        peers,
+        (peer) =>
+          messenger
+            .ask(
+              { cluster: config.cluster, role: "replica", id: peer },
+              CatchUpRpc,
+              { group: options.group, fromInstance: position },
+              { timeoutMs: 8_000 }
+            )
+            .pipe(Effect.option),
+        { concurrency: "unbounded" }
+      )
+      let best: CatchUpReply | undefined
+      for (const reply of replies) {
+        if (
+          reply._tag === "Some" &&
+          reply.value.joinInstance > 1 &&
+          (best === undefined || reply.value.joinInstance > best.joinInstance)
+        ) {
+          best = reply.value
+        }
+      }
+      return best
+    })
+
+    const joinWith = (reply: CatchUpReply) =>
+      running.join({
+        startInstance: reply.joinInstance,
+        decisions: reply.decisions.map((d) => ({
+          instance: d.instance,
+          values: d.values.flatMap((v) => {
+            const value = valueFromWire(v)
+            return value === undefined ? [] : [value]
+          })
+        })),
+        schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) }
+      })
+
+    /** After a self-quit: fetch what was missed from the most advanced peer and join where it is. */
+    const rejoin = Effect.gen(function* () {
+      const reply = yield* catchUp
+      if (reply === undefined) return yield* Effect.fail("no peer can help yet")
+      yield* joinWith(reply)
+      yield* Effect.logInfo(`rejoined group ${options.group} at instance ${reply.joinInstance}`)
+    }).pipe(
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(50)))),
+      Effect.catchAll((error) => Effect.logError(`could not rejoin group ${options.group}`, error))
+    )
+
+    const initial = yield* catchUp
+    if (initial === undefined) yield* running.syncStart
+    else {
+      yield* joinWith(initial)
+      yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.joinInstance}`)
+    }
+
+    return { grpcAddress: server.address, engine: running, state: stateResponse }
+  })
