@@ -9,6 +9,7 @@ import {
   type DecidedInstance,
   type MembershipSchedule,
   type ProcessId,
+  type RoundMsg,
   type RoundTimerConfig,
   scheduleOf,
   stepTob,
@@ -110,12 +111,30 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   /** Round start times of instances not decided yet (bounded: cleared on decision, crash and join). */
   const roundStarts = new Map<number, Array<number>>()
   let instanceStartMs = io.nowMs()
+  /**
+   * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
+   * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
+   * joiner could not take part in that instance and would fall behind again.
+   */
+  const recent: Array<{ from: ProcessId; msg: RoundMsg }> = []
+  const RECENT_LIMIT = 64
   // Self-addressed messages are fed back after the current step, never re-entrantly inside it.
   const loopback: Array<TobInput> = []
   let stepping = false
 
-  const perform = (outputs: ReadonlyArray<TobOutput>, requestId: number | undefined) => {
+  /**
+   * `replayed`: the instances a Join hands over. Each must reach the host as one Decided event, in order, even
+   * when it delivered nothing (heartbeats only), or the host's merged order would wait for it forever.
+   */
+  const perform = (
+    outputs: ReadonlyArray<TobOutput>,
+    requestId: number | undefined,
+    replayed?: { readonly from: number; readonly to: number }
+  ) => {
     let decided: Array<{ instance: number; rounds: number; size: number; values: Array<Value> }> = []
+    if (replayed !== undefined) {
+      for (let i = replayed.from; i < replayed.to; i++) decided.push({ instance: i, rounds: 0, size: 0, values: [] })
+    }
     const flush = () => {
       for (const d of decided) {
         const now = io.nowMs()
@@ -198,6 +217,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
    * and the host rejoins, instead of the engine thread dying.
    */
   const step = (input: TobInput, requestId: number | undefined) => {
+    const replayed =
+      input._tag === "Join" ? { from: state.nextDeliverInstance, to: input.startInstance } : undefined
     let result: ReturnType<typeof stepTob>
     try {
       result = stepTob(state, input)
@@ -211,7 +232,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
       return
     }
     state = result.state
-    perform(result.out, requestId)
+    perform(result.out, requestId, replayed)
   }
 
   const apply = (input: TobInput, requestId: number | undefined) => {
@@ -250,6 +271,10 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         return
       }
       interaction.record(Math.max(0, (io.wallUs() - decoded.sentAtUs) / 1000))
+      if (decoded.msg._tag === "Round") {
+        recent.push({ from: decoded.from, msg: decoded.msg })
+        if (recent.length > RECENT_LIMIT) recent.shift()
+      }
       apply({ _tag: "Receive", from: decoded.from, msg: decoded.msg }, undefined)
     },
     onCommand: (command) => {
@@ -260,18 +285,27 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           return apply({ _tag: "ProposeMembership", members: command.members }, command.requestId)
         case "SyncStart":
           return apply({ _tag: "SyncStart" }, undefined)
-        case "Join":
+        case "Join": {
           instanceStartMs = io.nowMs()
           roundStarts.clear()
-          return apply(
-            {
-              _tag: "Join",
-              startInstance: command.startInstance,
-              decisions: command.decisions,
-              schedule: command.schedule
-            },
-            undefined
-          )
+          const join = {
+            _tag: "Join",
+            startInstance: command.startInstance,
+            decisions: command.decisions,
+            schedule: command.schedule
+          } as const
+          apply(join, undefined)
+          // The group's round-1 messages of the joined instance usually came before the catch-up: replay them,
+          // then open the instance now rather than wait for a message that already came.
+          for (const { from, msg } of recent.splice(0)) {
+            if (msg.instance >= command.startInstance) apply({ _tag: "Receive", from, msg }, undefined)
+          }
+          const current = state.multi?.current
+          if (state.phase === "running" && current?.instance === command.startInstance && current.round === 0) {
+            apply({ ...join, decisions: [], startNow: true }, undefined)
+          }
+          return
+        }
         case "Failure":
           return apply({ _tag: "Failure", process: command.process }, undefined)
         case "ReportStats":

@@ -96,55 +96,75 @@ const assertWellFormed = (entry: HistoryEntry): void => {
 
 // ---- register model over interned states -------------------------------------------------------------
 
+const nil = -1
+
 /** Register states are small integers per key: `absent` or the index of an interned value. */
 const absent = 0
 /** Returned by a step whose recorded output cannot follow the given state. */
 const impossible = -1
 type Step = (state: number) => number
 
-/**
- * The register's transition for one recorded operation, checked against its output when known.
- * `readOnly`: wherever the output is possible the state stays as it was (reads, failed CAS, deleting an
- * absent key), which lets the search place the operation greedily (see `search`).
- */
-const compile = (op: KvOperation, intern: (value: string) => number): { step: Step; readOnly: boolean } => {
+/** What one recorded operation does to the register, in the terms the search needs. */
+interface RegisterOp {
+  /** The next state, checked against the output when it is known. */
+  readonly step: Step
+  /** Wherever the output is possible the state stays as it was: reads, failed CAS, deleting an absent key. */
+  readonly readOnly: boolean
+  /** The next state is the same from every state: set, and delete with unknown outcome. */
+  readonly stateIndependent: boolean
+  /** The one state the operation can follow, if there is one. */
+  readonly needs: number
+  /** The state the operation may leave, if it may change it. */
+  readonly produces: number
+}
+
+const compile = (op: KvOperation, intern: (value: string) => number): RegisterOp => {
+  const register = (step: Step, fields: Partial<Omit<RegisterOp, "step">>): RegisterOp => ({
+    step,
+    readOnly: false,
+    stateIndependent: false,
+    needs: nil,
+    produces: nil,
+    ...fields
+  })
   switch (op._tag) {
     case "Set": {
       const next = intern(op.value)
-      return { step: () => next, readOnly: false }
+      return register(() => next, { stateIndependent: true, produces: next })
     }
     case "Delete": {
-      if (op.output === undefined) return { step: () => absent, readOnly: false }
-      if (op.output.existed) return { step: (s) => (s !== absent ? absent : impossible), readOnly: false }
-      return { step: (s) => (s === absent ? absent : impossible), readOnly: true }
+      if (op.output === undefined) return register(() => absent, { stateIndependent: true, produces: absent })
+      if (op.output.existed) return register((s) => (s !== absent ? absent : impossible), { produces: absent })
+      return register((s) => (s === absent ? absent : impossible), { readOnly: true, needs: absent })
     }
     case "Get": {
       // Only completed reads get here; assertWellFormed guaranteed the value when found.
       const seen = op.output!.found ? intern(op.output!.value!) : absent
-      return { step: (s) => (s === seen ? s : impossible), readOnly: true }
+      return register((s) => (s === seen ? s : impossible), { readOnly: true, needs: seen })
     }
     case "Cas": {
       const expected = op.expected === null ? absent : intern(op.expected)
       const next = intern(op.value)
       const out = op.output
       // Unknown outcome: if it took effect it swapped exactly when the register held `expected`.
-      if (out === undefined) return { step: (s) => (s === expected ? next : s), readOnly: false }
-      if (out.swapped) return { step: (s) => (s === expected ? next : impossible), readOnly: expected === next }
-      if (out.current === undefined) return { step: (s) => (s !== expected ? s : impossible), readOnly: true }
+      if (out === undefined) return register((s) => (s === expected ? next : s), { produces: next })
+      if (out.swapped)
+        return register((s) => (s === expected ? next : impossible), {
+          readOnly: expected === next,
+          needs: expected,
+          produces: next
+        })
+      if (out.current === undefined) return register((s) => (s !== expected ? s : impossible), { readOnly: true })
       const current = out.current === null ? absent : intern(out.current)
-      return { step: (s) => (s !== expected && s === current ? s : impossible), readOnly: true }
+      return register((s) => (s !== expected && s === current ? s : impossible), { readOnly: true, needs: current })
     }
   }
 }
 
 // ---- search ---------------------------------------------------------------------------------------------
 
-interface KeyOp {
+interface KeyOp extends RegisterOp {
   readonly entry: HistoryEntry
-  readonly step: Step
-  readonly readOnly: boolean
-  /** Set, and delete with unknown outcome: the result does not depend on the state. */
-  readonly stateIndependent: boolean
   /** +∞ when the outcome is unknown. */
   readonly returnMs: number
 }
@@ -160,7 +180,6 @@ interface Deepest {
   readonly state: number
 }
 
-const nil = -1
 const head = 0
 
 const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: number): LinearizabilityResult => {
@@ -181,7 +200,6 @@ const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: 
     .map((entry) => ({
       entry,
       ...compile(entry.op, intern),
-      stateIndependent: entry.op._tag === "Set" || (entry.op._tag === "Delete" && entry.completeMs === undefined),
       returnMs: entry.completeMs ?? Infinity
     }))
   const outcome = search(ops, maxStates)
@@ -220,12 +238,16 @@ interface Configuration {
   /** Linearized operations with unknown outcome, ascending: only those that some result depended on. */
   readonly unknownPlaced: ReadonlyArray<number>
   readonly completedLeft: number
+  /** When the last operation placed had an unknown outcome: the state before it (see reduction 2). */
+  readonly before: number
 }
 
 interface SearchNode {
   readonly configuration: Configuration
-  /** The first return in the list: its operation is the one blocked if every choice here fails. */
+  /** The first return in the list: its operation must be placed before anything after it. */
   readonly blocking: number
+  /** The operation to blame if every choice here fails: the blocking one, or one the lookahead starved. */
+  readonly blocked: number
   /** Call positions to try, in order; phase 2 appends the operations with unknown outcome worth trying. */
   choices: Array<number>
   tried: number
@@ -236,103 +258,140 @@ interface SearchNode {
 
 /**
  * Porcupine's `checkSingle` as an explicit depth-first search, plus reductions that keep 16 clients and
- * timed-out writes tractable (each keeps the search complete; the argument is in the comment):
- *  1. A read-only candidate whose output fits the state is the node's only choice: any valid order placing
- *     it later stays valid with it moved here, as it changes nothing and everything that must precede it
- *     already has.
- *  2. Operations with unknown outcome are tried only after every completed candidate failed (phase 2), and
- *     only if placing one changes what some other candidate can do: in any valid order, an unknown-outcome
- *     operation whose next operation behaves the same without it can be moved to the end, i.e. to never.
- *     For the same reason the search ends once every completed operation is placed.
+ * timed-out writes tractable. Each keeps the search complete, by turning any valid order into one the
+ * search tries:
+ *  1. A read-only candidate whose output fits the state is the node's only choice: a valid order placing
+ *     it later stays valid with it moved here, as it changes nothing and all that must precede it has.
+ *  2. An operation with unknown outcome is useless where the operation after it behaves the same without
+ *     it: moving it to the end (i.e. to never) keeps the order valid. So one is placed only where another
+ *     candidate depends on it, and the next choice is then among those dependents. Such operations are
+ *     tried after the completed candidates (phase 2), except those the blocked operation needs right away.
+ *     The search ends once every completed operation is placed: the rest can take effect never.
  *  3. Of identical unknown-outcome operations only the earliest unplaced one is tried: they are
  *     interchangeable, all being open from their call to the end.
- * Events live in typed arrays (index 0 is the list head) so lifting and restoring an operation are four
- * pointer updates each.
+ * Memoization makes each configuration (linearized set, state, and `before` for reduction 2) explored once.
  */
 const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => {
-  const n = ops.length
   const list = eventList(ops)
   const { next, opOf, isCall } = list
   const unknownOutcome = ops.map((o) => o.returnMs === Infinity)
-  const placedFlag = new Uint8Array(n)
+  const placedFlag = new Uint8Array(ops.length)
   const previousIdentical = previousIdenticalUnknown(ops, unknownOutcome)
   const explored = new Set<string>()
   let deepest: Deepest | undefined
 
-  const placeInto = (c: Configuration, op: number, state: number): Configuration => {
-    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: insertSorted(c.unknownPlaced, op) }
-    const holes =
-      op >= c.frontier
-        ? c.holes.concat(range(c.frontier, op).filter((h) => !unknownOutcome[h]))
-        : c.holes.filter((h) => h !== op)
-    return {
-      state,
-      frontier: Math.max(c.frontier, op + 1),
-      holes,
-      unknownPlaced: c.unknownPlaced,
-      completedLeft: c.completedLeft - 1
+  const stepOf = (e: number, state: number): number => ops[opOf[e]!]!.step(state)
+  const fits = (e: number, state: number): boolean => stepOf(e, state) !== impossible
+  const isUnknown = (e: number): boolean => unknownOutcome[opOf[e]!]!
+  /** Reduction 3: of identical unknown-outcome operations only the earliest unplaced one is a choice. */
+  const isCanonical = (e: number): boolean => {
+    const previous = previousIdentical[opOf[e]!]!
+    return previous === nil || placedFlag[previous] === 1
+  }
+  /** Whether `e` can follow `state` and does something else there than after `before` (reduction 2). */
+  const dependsOn = (e: number, state: number, before: number): boolean => {
+    const then = stepOf(e, state)
+    return then !== impossible && then !== stepOf(e, before)
+  }
+
+  // Lookahead: an operation that needs a state the register does not hold must see it written first, by an
+  // unplaced writer invoked before the operation returns. With none left, the node is a dead end; this
+  // catches a wrong order of writes at once instead of after exploring everything concurrent with it.
+  const writers = new Map<number, Array<number>>()
+  const writerIndex = new Int32Array(ops.length)
+  ops.forEach((o, id) => {
+    if (o.produces === nil) return
+    const list = writers.get(o.produces) ?? []
+    writerIndex[id] = list.push(id) - 1
+    writers.set(o.produces, list)
+  })
+  /** Per state, an index into its writers before which all are placed. */
+  const placedBefore = new Map<number, number>()
+  const starved = (e: number, state: number): boolean => {
+    const op = opOf[e]!
+    const { needs, returnMs } = ops[op]!
+    if (needs === nil || needs === state) return false
+    const list = writers.get(needs) ?? []
+    let first = placedBefore.get(needs) ?? 0
+    while (first < list.length && placedFlag[list[first]!] === 1) first++
+    placedBefore.set(needs, first)
+    for (let i = first; i < list.length; i++) {
+      const w = list[i]!
+      if (w !== op && placedFlag[w] === 0) return ops[w]!.entry.invokeMs > returnMs // ids follow invocation
     }
+    return true
+  }
+  const setPlaced = (op: number, placed: boolean) => {
+    placedFlag[op] = placed ? 1 : 0
+    const { produces } = ops[op]!
+    if (!placed && produces !== nil)
+      placedBefore.set(produces, Math.min(placedBefore.get(produces) ?? 0, writerIndex[op]!))
   }
 
   const candidates = (): { calls: Array<number>; blocking: number } => {
     const calls: Array<number> = []
     let e = next[head]!
-    for (; isCall[e] === 1; e = next[e]!) calls.push(e)
+    for (; isCall[e] === 1; e = next[e]!) if (!isUnknown(e) || isCanonical(e)) calls.push(e)
     return { calls, blocking: e } // a completed operation is left, so a finite return ends the candidates
   }
 
   const enter = (configuration: Configuration): SearchNode => {
     const { calls, blocking } = candidates()
-    const { state } = configuration
-    const readOnly = calls.find((e) => ops[opOf[e]!]!.readOnly && ops[opOf[e]!]!.step(state) !== impossible)
-    if (readOnly !== undefined) return { configuration, blocking, choices: [readOnly], tried: 0, phase: 2, placed: nil }
-    // Order only (completeness does not depend on it): first whatever lets the blocked operation go next,
-    // including an unknown-outcome write it may have observed, then earliest return first.
-    const blocked = ops[opOf[blocking]!]!
+    const { state, before } = configuration
+    const node = (choices: Array<number>, phase: 1 | 2, blocked = opOf[blocking]!): SearchNode => ({
+      configuration,
+      blocking,
+      blocked,
+      choices,
+      tried: 0,
+      phase,
+      placed: nil
+    })
+    const starving = calls.find((e) => starved(e, state))
+    if (starving !== undefined) return node([], 2, opOf[starving]!)
+    const eligible = before === nil ? calls : calls.filter((e) => dependsOn(e, state, before))
+    const readOnly = eligible.find((e) => ops[opOf[e]!]!.readOnly && fits(e, state))
+    if (readOnly !== undefined) return node([readOnly], 2)
+    if (before !== nil) return node(eligible, 2)
+    // Order: whatever lets the blocked operation go next, then earliest return first. Unknown-outcome
+    // operations the blocked one depends on are tried here already, the rest in phase 2.
     const rank = (e: number): number => {
       if (e === blocking) return 0
-      const after = ops[opOf[e]!]!.step(state)
-      return after !== impossible && blocked.step(after) !== impossible ? 1 : 2
+      return fits(blocking, stepOf(e, state)) ? 1 : 2
     }
     const choices = calls
-      .filter((e) => {
-        const op = opOf[e]!
-        if (ops[op]!.step(state) === impossible) return false
-        return !unknownOutcome[op] || (rank(e) === 1 && isCanonical(op))
-      })
+      .filter((e) => fits(e, state) && (!isUnknown(e) || dependsOn(blocking, stepOf(e, state), state)))
       .map((e) => ({ e, rank: rank(e), returnMs: ops[opOf[e]!]!.returnMs }))
       .sort((a, b) => a.rank - b.rank || a.returnMs - b.returnMs)
       .map(({ e }) => e)
-    return { configuration, blocking, choices, tried: 0, phase: 1, placed: nil }
+    return node(choices, 1)
   }
 
-  /** Of identical unknown-outcome operations only the earliest unplaced one is a choice. */
-  const isCanonical = (op: number): boolean => {
-    const previous = previousIdentical[op]!
-    return previous === nil || placedFlag[previous] === 1
-  }
-
-  /** Phase 2 choices: unknown-outcome candidates, canonical among identical ones, that some candidate needs. */
+  /** Phase 2: unknown-outcome candidates that some other candidate depends on. */
   const unknownChoices = (state: number): Array<number> => {
     const { calls } = candidates()
     const dependents = calls.filter((e) => !ops[opOf[e]!]!.stateIndependent)
     return calls.filter((e) => {
-      const op = opOf[e]!
-      if (!unknownOutcome[op]) return false
-      if (!isCanonical(op)) return false
-      const after = ops[op]!.step(state)
-      return dependents.some((d) => {
-        if (d === e) return false
-        const step = ops[opOf[d]!]!.step
-        const then = step(after)
-        return then !== impossible && then !== step(state)
-      })
+      if (!isUnknown(e)) return false
+      const after = stepOf(e, state)
+      return after !== state && dependents.some((d) => d !== e && dependsOn(d, after, state))
     })
   }
 
-  const root: Configuration = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: 0 }
-  const stack: Array<SearchNode> = [enter({ ...root, completedLeft: unknownOutcome.filter((u) => !u).length })]
-  if (stack[0]!.configuration.completedLeft === 0) return { _tag: "Linearizable" }
+  const placeInto = (c: Configuration, op: number, state: number): Configuration => {
+    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: insertSorted(c.unknownPlaced, op), before: c.state }
+    const holes =
+      op >= c.frontier
+        ? c.holes.concat(range(c.frontier, op).filter((h) => !unknownOutcome[h]))
+        : c.holes.filter((h) => h !== op)
+    const frontier = Math.max(c.frontier, op + 1)
+    return { ...c, state, frontier, holes, completedLeft: c.completedLeft - 1, before: nil }
+  }
+
+  const completed = unknownOutcome.filter((u) => !u).length
+  if (completed === 0) return { _tag: "Linearizable" }
+  const root = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: completed, before: nil }
+  const stack: Array<SearchNode> = [enter(root)]
   for (;;) {
     const node = stack[stack.length - 1]!
     if (node.tried === node.choices.length && node.phase === 1) {
@@ -342,14 +401,14 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
     if (node.tried < node.choices.length) {
       const call = node.choices[node.tried++]!
       const op = opOf[call]!
-      const child = placeInto(node.configuration, op, ops[op]!.step(node.configuration.state))
-      const key = `${child.state}:${child.frontier}:${child.holes.join(",")}:${child.unknownPlaced.join(",")}`
+      const child = placeInto(node.configuration, op, stepOf(call, node.configuration.state))
+      const key = `${child.state}:${child.before}:${child.frontier}:${child.holes.join(",")}:${child.unknownPlaced.join(",")}`
       if (explored.has(key)) continue // explored before, without success
       if (explored.size >= maxStates) return { _tag: "Bounded", statesExplored: explored.size, deepest }
       explored.add(key)
       if (child.completedLeft === 0) return { _tag: "Linearizable" }
       list.lift(call)
-      placedFlag[op] = 1
+      setPlaced(op, true)
       node.placed = call
       stack.push(enter(child))
       continue
@@ -357,12 +416,12 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
     // Every choice failed: the operation returning at `blocking` cannot be placed after this prefix.
     const depth = stack.length - 1
     if (deepest === undefined || depth > deepest.depth)
-      deepest = { op: opOf[node.blocking]!, depth, state: node.configuration.state }
+      deepest = { op: node.blocked, depth, state: node.configuration.state }
     stack.pop()
     const parent = stack[stack.length - 1]
     if (parent === undefined) return { _tag: "Stuck", statesExplored: explored.size, deepest }
     list.unlift(parent.placed)
-    placedFlag[opOf[parent.placed]!] = 0
+    setPlaced(opOf[parent.placed]!, false)
   }
 }
 

@@ -97,6 +97,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const decisions = new DecisionLog()
     /** Catch-up requests wait for the next decision, so the joiner enters an instance as it starts. */
     let nextDecisionWaiters: Array<() => void> = []
+    /** Set by every self-quit; the rejoin driver loops until a join sticks (see `driveRejoin`). */
+    let needsRejoin = false
     let rejoining = false
 
     const log = (message: string) =>
@@ -319,10 +321,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         onApplied,
         onCrashed: (engineIndex, instance, reason) => {
           log(`engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
-          if (!rejoining) {
-            rejoining = true
-            runFork(rejoin.pipe(Effect.ensuring(Effect.sync(() => (rejoining = false)))))
-          }
+          needsRejoin = true
+          if (!rejoining) runFork(driveRejoin)
         },
         onDropped: (engineIndex, reason) => log(`engine ${engineIndex} dropped a malformed round message: ${reason}`),
         onLog: (_level, message) => log(message)
@@ -424,23 +424,38 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) }
       })
 
-    /** After a self-quit: fetch what was missed from the most advanced peer and join where it is. */
-    const rejoin = Effect.gen(function* () {
+    /** Fetches what was missed from the most advanced peer and joins where it is. */
+    const rejoinOnce = Effect.gen(function* () {
       const reply = yield* catchUp
       if (reply === undefined) return yield* Effect.fail("no peer can help yet")
       yield* joinWith(reply)
-      yield* Effect.logInfo(`rejoined group ${options.group} at instance ${reply.joinInstance}`)
+      yield* Effect.logInfo(`joined group ${options.group} at instance ${reply.joinInstance}`)
+    }).pipe(Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(50)))))
+
+    /**
+     * One driver at a time: a self-quit while a join is in progress (the old attempt fell behind) only marks
+     * that another attempt is needed, so joins never race each other over the engine's position.
+     */
+    const driveRejoin: Effect.Effect<void> = Effect.gen(function* () {
+      rejoining = true
+      while (needsRejoin) {
+        needsRejoin = false
+        yield* rejoinOnce
+      }
     }).pipe(
-      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(50)))),
-      Effect.catchAll((error) => Effect.logError(`could not rejoin group ${options.group}`, error))
+      Effect.catchAll((error) => Effect.logError(`could not rejoin group ${options.group}`, error)),
+      Effect.ensuring(Effect.sync(() => (rejoining = false)))
     )
 
-    const initial = yield* catchUp
+    // A group that has decided something is running: join it. Otherwise start it with the others.
+    rejoining = true
+    const initial = yield* catchUp.pipe(Effect.ensuring(Effect.sync(() => (rejoining = false))))
     if (initial === undefined) yield* running.syncStart
     else {
       yield* joinWith(initial)
       yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.joinInstance}`)
     }
+    if (needsRejoin && !rejoining) runFork(driveRejoin)
 
     return { grpcAddress: server.address, engine: running, state: stateResponse }
   })

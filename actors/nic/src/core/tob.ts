@@ -90,6 +90,12 @@ export type TobInput =
       readonly startInstance: number
       readonly decisions: ReadonlyArray<DecidedInstance>
       readonly schedule: MembershipSchedule
+      /**
+       * Open round 1 of `startInstance` now instead of waiting for a peer's round-1 message. A real shell's
+       * catch-up arrives after the group began that instance (the peers' round-1 messages came first): it
+       * replays them and starts at once so its own round-1 message still lands within the round.
+       */
+      readonly startNow?: boolean
     }
 
 export type TobOutput =
@@ -281,10 +287,12 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
     own === undefined ? state.nextSeq : Math.max(state.nextSeq, own.floor, ...[...own.above].map((x) => x + 1))
   state = { ...state, nextSeq }
   const multi = newMulti(state, input.startInstance, input.schedule)
-  return {
-    state: { ...state, phase: "running", multi, syncStart: { ...state.syncStart, begun: true, triggered: true } },
-    out
+  state = { ...state, phase: "running", multi, syncStart: { ...state.syncStart, begun: true, triggered: true } }
+  if (input.startNow === true) {
+    const started = runMulti(state, multi, (m) => stepMulti(m, { _tag: "Start" }, proposalSource(state)))
+    return { state: started.state, out: [...out, ...started.out] }
   }
+  return { state, out }
 }
 
 export const stepTob = (s: TobState, input: TobInput): TobStep => {
