@@ -238,8 +238,6 @@ interface Configuration {
   /** Linearized operations with unknown outcome, ascending: only those that some result depended on. */
   readonly unknownPlaced: ReadonlyArray<number>
   readonly completedLeft: number
-  /** When the last operation placed had an unknown outcome: the state before it (see reduction 2). */
-  readonly before: number
 }
 
 interface SearchNode {
@@ -277,7 +275,21 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
   const unknownOutcome = ops.map((o) => o.returnMs === Infinity)
   const placedFlag = new Uint8Array(ops.length)
   const previousIdentical = previousIdenticalUnknown(ops, unknownOutcome)
-  const explored = new Set<string>()
+  // Memo with subsumption: a configuration is skipped if one with the same completed operations and state
+  // but a subset of its unknown-outcome operations placed was entered, since that one can do all it can
+  // (the extra operations may as well never take effect). Exact repeats are the special case.
+  const explored = new Map<string, Array<ReadonlyArray<number>>>()
+  let statesExplored = 0
+  const completedKey = (c: Configuration) => `${c.state}:${c.frontier}:${c.holes.join(",")}`
+  const subsumed = (c: Configuration): boolean =>
+    explored.get(completedKey(c))?.some((placed) => isSubset(placed, c.unknownPlaced)) ?? false
+  const remember = (c: Configuration) => {
+    const key = completedKey(c)
+    const known = explored.get(key)
+    if (known === undefined) explored.set(key, [c.unknownPlaced])
+    else known.push(c.unknownPlaced)
+    statesExplored++
+  }
   let deepest: Deepest | undefined
 
   const stepOf = (e: number, state: number): number => ops[opOf[e]!]!.step(state)
@@ -337,7 +349,7 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
 
   const enter = (configuration: Configuration): SearchNode => {
     const { calls, blocking } = candidates()
-    const { state, before } = configuration
+    const { state } = configuration
     const node = (choices: Array<number>, phase: 1 | 2, blocked = opOf[blocking]!): SearchNode => ({
       configuration,
       blocking,
@@ -349,10 +361,8 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
     })
     const starving = calls.find((e) => starved(e, state))
     if (starving !== undefined) return node([], 2, opOf[starving]!)
-    const eligible = before === nil ? calls : calls.filter((e) => dependsOn(e, state, before))
-    const readOnly = eligible.find((e) => ops[opOf[e]!]!.readOnly && fits(e, state))
+    const readOnly = calls.find((e) => ops[opOf[e]!]!.readOnly && fits(e, state))
     if (readOnly !== undefined) return node([readOnly], 2)
-    if (before !== nil) return node(eligible, 2)
     // Order: whatever lets the blocked operation go next, then earliest return first. Unknown-outcome
     // operations the blocked one depends on are tried here already, the rest in phase 2.
     const rank = (e: number): number => {
@@ -379,18 +389,18 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
   }
 
   const placeInto = (c: Configuration, op: number, state: number): Configuration => {
-    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: insertSorted(c.unknownPlaced, op), before: c.state }
+    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: insertSorted(c.unknownPlaced, op) }
     const holes =
       op >= c.frontier
         ? c.holes.concat(range(c.frontier, op).filter((h) => !unknownOutcome[h]))
         : c.holes.filter((h) => h !== op)
     const frontier = Math.max(c.frontier, op + 1)
-    return { ...c, state, frontier, holes, completedLeft: c.completedLeft - 1, before: nil }
+    return { ...c, state, frontier, holes, completedLeft: c.completedLeft - 1 }
   }
 
   const completed = unknownOutcome.filter((u) => !u).length
   if (completed === 0) return { _tag: "Linearizable" }
-  const root = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: completed, before: nil }
+  const root = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: completed }
   const stack: Array<SearchNode> = [enter(root)]
   for (;;) {
     const node = stack[stack.length - 1]!
@@ -402,10 +412,9 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
       const call = node.choices[node.tried++]!
       const op = opOf[call]!
       const child = placeInto(node.configuration, op, stepOf(call, node.configuration.state))
-      const key = `${child.state}:${child.before}:${child.frontier}:${child.holes.join(",")}:${child.unknownPlaced.join(",")}`
-      if (explored.has(key)) continue // explored before, without success
-      if (explored.size >= maxStates) return { _tag: "Bounded", statesExplored: explored.size, deepest }
-      explored.add(key)
+      if (subsumed(child)) continue
+      if (statesExplored >= maxStates) return { _tag: "Bounded", statesExplored, deepest }
+      remember(child)
       if (child.completedLeft === 0) return { _tag: "Linearizable" }
       list.lift(call)
       setPlaced(op, true)
@@ -419,7 +428,7 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
       deepest = { op: node.blocked, depth, state: node.configuration.state }
     stack.pop()
     const parent = stack[stack.length - 1]
-    if (parent === undefined) return { _tag: "Stuck", statesExplored: explored.size, deepest }
+    if (parent === undefined) return { _tag: "Stuck", statesExplored, deepest }
     list.unlift(parent.placed)
     setPlaced(opOf[parent.placed]!, false)
   }
@@ -480,6 +489,17 @@ const previousIdenticalUnknown = (ops: ReadonlyArray<KeyOp>, unknownOutcome: Rea
     latest.set(input, id)
   })
   return previous
+}
+
+/** Whether ascending `a` is a subset of ascending `b`. */
+const isSubset = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => {
+  let j = 0
+  for (const x of a) {
+    while (j < b.length && b[j]! < x) j++
+    if (b[j] !== x) return false
+    j++
+  }
+  return true
 }
 
 const insertSorted = (sorted: ReadonlyArray<number>, x: number): ReadonlyArray<number> => {

@@ -1,0 +1,130 @@
+/**
+ * A POPUC group of real replica processes (`reef run replica`) over a spawned nats-server, and a recorded
+ * concurrent KV workload for the linearizability checker.
+ */
+import { freePort } from "@reef/kernel"
+import {
+  checkLinearizable,
+  HistoryRecorder,
+  type KvCallError,
+  type KvClient,
+  type LinearizabilityResult
+} from "@reef/replica"
+import * as Effect from "effect/Effect"
+import { type ActorProcess, type Harness, startActorProcess } from "./harness.js"
+
+export interface Group {
+  readonly ids: ReadonlyArray<string>
+  readonly ports: ReadonlyArray<number>
+  readonly addresses: ReadonlyArray<string>
+  readonly processes: Map<string, ActorProcess>
+  readonly start: (id: string) => Promise<ActorProcess>
+}
+
+export const startGroup = async (
+  harness: Harness,
+  options: { readonly n: number; readonly natsUrl: string; readonly cluster: string; readonly group?: string }
+): Promise<Group> => {
+  const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
+  const ports = await Promise.all(ids.map(() => Effect.runPromise(freePort)))
+  const processes = new Map<string, ActorProcess>()
+  const start = async (id: string) => {
+    const process = await startActorProcess(harness, {
+      role: "replica",
+      id,
+      natsUrl: options.natsUrl,
+      cluster: options.cluster,
+      extraArgs: [
+        "--group",
+        options.group ?? "kv",
+        "--members",
+        ids.join(","),
+        "--kv-port",
+        String(ports[ids.indexOf(id)]!)
+      ]
+    })
+    processes.set(id, process)
+    return process
+  }
+  await Promise.all(ids.map(start))
+  return { ids, ports, addresses: ports.map((p) => `127.0.0.1:${p}`), processes, start }
+}
+
+/** A small seeded PRNG (mulberry32): workloads are reproducible from their seed. */
+export const prng = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const text = (bytes: Uint8Array) => Buffer.from(bytes).toString()
+/** DEADLINE_EXCEEDED and UNAVAILABLE after sending may or may not have taken effect. */
+const isAmbiguous = (e: KvCallError) => e.code === 4 || e.code === 14
+
+/**
+ * `clients` concurrent clients, each running `opsPerClient` random operations (set, get, cas, delete) over
+ * `keys` keys, recorded with invocation and completion times. Returns the recorder's entries.
+ */
+export const recordWorkload = (
+  clients: ReadonlyArray<KvClient>,
+  options: { readonly opsPerClient: number; readonly keys: number; readonly seed: number; readonly prefix: string }
+) =>
+  Effect.gen(function* () {
+    const recorder = new HistoryRecorder()
+    let counter = 0
+    yield* Effect.forEach(
+      clients,
+      (client, c) =>
+        Effect.gen(function* () {
+          const random = prng(options.seed * 1000 + c)
+          for (let i = 0; i < options.opsPerClient; i++) {
+            const key = `${options.prefix}${Math.floor(random() * options.keys)}`
+            const roll = random()
+            const value = `c${c}-${counter++}`
+            if (roll < 0.35) {
+              const id = recorder.invoke(c, { _tag: "Set", key, value }, performance.now())
+              const r = yield* Effect.either(client.set(key, Buffer.from(value)))
+              if (r._tag === "Right") recorder.complete(id, { ok: true }, performance.now())
+              else recorder.fail(id, isAmbiguous(r.left))
+            } else if (roll < 0.75) {
+              const id = recorder.invoke(c, { _tag: "Get", key }, performance.now())
+              const r = yield* Effect.either(client.get(key))
+              if (r._tag === "Right") {
+                recorder.complete(
+                  id,
+                  r.right.found ? { found: true, value: text(r.right.value) } : { found: false },
+                  performance.now()
+                )
+              } else recorder.fail(id, isAmbiguous(r.left))
+            } else if (roll < 0.9) {
+              const expected =
+                random() < 0.3 ? null : `c${Math.floor(random() * clients.length)}-${Math.floor(random() * counter)}`
+              const id = recorder.invoke(c, { _tag: "Cas", key, expected, value }, performance.now())
+              const r = yield* Effect.either(
+                client.compareAndSet(key, expected === null ? null : Buffer.from(expected), Buffer.from(value))
+              )
+              if (r._tag === "Right") {
+                recorder.complete(
+                  id,
+                  r.right.swapped
+                    ? { swapped: true }
+                    : { swapped: false, current: r.right.currentFound ? text(r.right.current) : null },
+                  performance.now()
+                )
+              } else recorder.fail(id, isAmbiguous(r.left))
+            } else {
+              const id = recorder.invoke(c, { _tag: "Delete", key }, performance.now())
+              const r = yield* Effect.either(client.delete(key))
+              if (r._tag === "Right") recorder.complete(id, { existed: r.right.existed }, performance.now())
+              else recorder.fail(id, isAmbiguous(r.left))
+            }
+          }
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
+    return recorder.entries()
+  })
+
+export const check = (entries: Parameters<typeof checkLinearizable>[0]): LinearizabilityResult =>
+  checkLinearizable(entries)
