@@ -217,8 +217,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
    * and the host rejoins, instead of the engine thread dying.
    */
   const step = (input: TobInput, requestId: number | undefined) => {
-    const replayed =
-      input._tag === "Join" ? { from: state.nextDeliverInstance, to: input.startInstance } : undefined
+    const replayed = input._tag === "Join" ? { from: state.nextDeliverInstance, to: input.startInstance } : undefined
     let result: ReturnType<typeof stepTob>
     try {
       result = stepTob(state, input)

@@ -116,15 +116,18 @@ interface RegisterOp {
   readonly needs: number
   /** The state the operation may leave, if it may change it. */
   readonly produces: number
+  /** Equal for operations with the same input over interned states: interchangeable if outcomes are unknown. */
+  readonly signature: string
 }
 
-const compile = (op: KvOperation, intern: (value: string) => number): RegisterOp => {
-  const register = (step: Step, fields: Partial<Omit<RegisterOp, "step">>): RegisterOp => ({
+const compile = (op: KvOperation, intern: (value: string | null) => number): RegisterOp => {
+  const register = (step: Step, fields: Partial<Omit<RegisterOp, "step" | "signature">>): RegisterOp => ({
     step,
     readOnly: false,
     stateIndependent: false,
     needs: nil,
     produces: nil,
+    signature: `${op._tag}:${op._tag === "Cas" ? intern(op.expected) : ""}:${"value" in op ? intern(op.value) : ""}`,
     ...fields
   })
   switch (op._tag) {
@@ -139,11 +142,11 @@ const compile = (op: KvOperation, intern: (value: string) => number): RegisterOp
     }
     case "Get": {
       // Only completed reads get here; assertWellFormed guaranteed the value when found.
-      const seen = op.output!.found ? intern(op.output!.value!) : absent
+      const seen = intern(op.output!.found ? op.output!.value! : null)
       return register((s) => (s === seen ? s : impossible), { readOnly: true, needs: seen })
     }
     case "Cas": {
-      const expected = op.expected === null ? absent : intern(op.expected)
+      const expected = intern(op.expected)
       const next = intern(op.value)
       const out = op.output
       // Unknown outcome: if it took effect it swapped exactly when the register held `expected`.
@@ -155,7 +158,7 @@ const compile = (op: KvOperation, intern: (value: string) => number): RegisterOp
           produces: next
         })
       if (out.current === undefined) return register((s) => (s !== expected ? s : impossible), { readOnly: true })
-      const current = out.current === null ? absent : intern(out.current)
+      const current = intern(out.current)
       return register((s) => (s !== expected && s === current ? s : impossible), { readOnly: true, needs: current })
     }
   }
@@ -182,29 +185,48 @@ interface Deepest {
 
 const head = 0
 
-const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: number): LinearizabilityResult => {
-  const values: Array<string> = []
-  const interned = new Map<string, number>()
-  const intern = (value: string): number => {
-    let id = interned.get(value)
+/**
+ * A key's register states as small integers, `absent` being 0. Values that no operation compares against
+ * (no read returned one, no CAS expected or reported one) share one state: nothing tells them apart, and
+ * merging them makes timed-out writes of such values interchangeable (reduction 3 below) and lets
+ * configurations that differ only in them coincide in the memo.
+ */
+const registerStates = (entries: ReadonlyArray<HistoryEntry>) => {
+  const observed = new Set<string>()
+  for (const { op } of entries) {
+    if (op._tag === "Get" && op.output?.found) observed.add(op.output.value!)
+    if (op._tag !== "Cas") continue
+    if (op.expected !== null) observed.add(op.expected)
+    if (typeof op.output?.current === "string") observed.add(op.output.current)
+  }
+  const names = ["absent"]
+  const ids = new Map<string, number>()
+  const unobserved = "a value no operation observed"
+  const intern = (value: string | null): number => {
+    if (value === null) return absent
+    const name = observed.has(value) ? JSON.stringify(value) : unobserved
+    let id = ids.get(name)
     if (id === undefined) {
-      values.push(value)
-      id = values.length // 0 is `absent`
-      interned.set(value, id)
+      id = names.push(name) - 1
+      ids.set(name, id)
     }
     return id
   }
+  return { intern, name: (state: number): string => names[state]! }
+}
+
+const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: number): LinearizabilityResult => {
+  const states = registerStates(entries)
   // Ids in invocation order: the memo key below relies on it.
   const ops: Array<KeyOp> = [...entries]
     .sort((a, b) => a.invokeMs - b.invokeMs)
     .map((entry) => ({
       entry,
-      ...compile(entry.op, intern),
+      ...compile(entry.op, states.intern),
       returnMs: entry.completeMs ?? Infinity
     }))
   const outcome = search(ops, maxStates)
   if (outcome._tag === "Linearizable") return { _tag: "Linearizable", ok: true, keys: 1, operations: ops.length }
-  const stateName = (s: number) => (s === absent ? "absent" : JSON.stringify(values[s - 1]))
   const window = outcome.deepest === undefined ? [] : windowAround(ops, outcome.deepest.op)
   if (outcome._tag === "Bounded")
     return {
@@ -220,7 +242,7 @@ const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: 
     _tag: "NotLinearizable",
     ok: false,
     key,
-    reason: explain(ops, deepest, stateName, writtenValues(entries)),
+    reason: explain(ops, deepest, states.name, writtenValues(entries)),
     minimalWindow: window
   }
 }
@@ -483,10 +505,8 @@ const previousIdenticalUnknown = (ops: ReadonlyArray<KeyOp>, unknownOutcome: Rea
   const previous = new Int32Array(ops.length).fill(nil)
   ops.forEach((o, id) => {
     if (!unknownOutcome[id]) return
-    const { op } = o.entry
-    const input = JSON.stringify([op._tag, op._tag === "Cas" ? op.expected : null, "value" in op ? op.value : null])
-    previous[id] = latest.get(input) ?? nil
-    latest.set(input, id)
+    previous[id] = latest.get(o.signature) ?? nil
+    latest.set(o.signature, id)
   })
   return previous
 }

@@ -75,6 +75,10 @@ const up = Command.make(
     cluster: clusterOption,
     grpcPort: grpcPortOption,
     counters: Options.integer("counters").pipe(Options.withDefault(2)),
+    replicas: Options.integer("replicas").pipe(
+      Options.withDescription("replicas of the POPUC KV group (odd; 0 for none)"),
+      Options.withDefault(3)
+    ),
     workload: Options.boolean("workload").pipe(
       Options.withDescription("run the demo workload, print its results, then shut the cluster down")
     )

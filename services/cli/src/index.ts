@@ -2,7 +2,7 @@
  * @reef/cli: the `reef` command line (src/main.ts). Exported for tests and tools that start Reef processes.
  */
 export { type ChildOptions, ChildStartError, READY_PREFIX, startReefChild } from "./child-process.js"
-export { clusterPlan, type PlannedActor } from "./cluster-plan.js"
+export { clusterPlan, type PlannedActor, type PlanOptions, replicaIds } from "./cluster-plan.js"
 export { findRole, type RoleLauncher, type RunOptions, roles } from "./roles.js"
 export { reefArgv, repoRoot, sourceArgv } from "./self-command.js"
 export { membersTable } from "./status.js"

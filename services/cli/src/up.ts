@@ -4,11 +4,12 @@
  * membership view, prints the actor table, and either runs the demo workload and shuts down (--workload)
  * or stays up until Ctrl-C.
  */
-import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { freePort, isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { startReefChild } from "./child-process.js"
 import { clusterPlan } from "./cluster-plan.js"
+import { kvWorkload } from "./kv-workload.js"
 import { printMembers } from "./status.js"
 import { formatTable } from "./table.js"
 import { kernelWorkload } from "./workload.js"
@@ -18,6 +19,7 @@ export interface UpOptions {
   readonly cluster: string
   readonly grpcPort: number
   readonly counters: number
+  readonly replicas: number
   readonly workload: boolean
 }
 
@@ -28,12 +30,18 @@ export const runUp = (options: UpOptions) =>
       : (yield* startNatsServer({ jetstream: true })).url
     yield* Effect.log(`nats-server at ${natsUrl}${Option.isSome(options.natsUrl) ? "" : " (embedded)"}`)
 
-    const plan = clusterPlan(options)
+    const kvPorts = yield* Effect.forEach(Array.from({ length: options.replicas }), () => freePort)
+    const plan = clusterPlan({ counters: options.counters, replicas: options.replicas, kvPorts })
     const common = ["--nats", natsUrl, "--cluster", options.cluster, "--grpc-port", String(options.grpcPort)]
     yield* Effect.forEach(
       plan,
       (actor) =>
-        startReefChild({ name: `${actor.role}/${actor.id}`, args: ["run", actor.role, "--id", actor.id, ...common] }),
+        startReefChild({
+          name: `${actor.role}/${actor.id}`,
+          args: ["run", actor.role, "--id", actor.id, ...common, ...actor.args],
+          // A replica calibrates its round timer with its peers before it is ready.
+          startTimeoutMs: 60_000
+        }),
       { concurrency: "unbounded", discard: true }
     )
 
@@ -44,8 +52,12 @@ export const runUp = (options: UpOptions) =>
           plan.every((a) => ms.some((m) => isJoined(m) && m.address?.role === a.role && m.address.id === a.id))
         )
         .pipe(Effect.timeout("30 seconds"))
+      const kv = kvPorts.map((p) => `127.0.0.1:${p}`)
       yield* Effect.sync(() =>
-        console.log(`\nReef cluster "${options.cluster}" is up (gateway on 127.0.0.1:${options.grpcPort})\n`)
+        console.log(
+          `\nReef cluster "${options.cluster}" is up (gateway on 127.0.0.1:${options.grpcPort}` +
+            `${kv.length > 0 ? `, POPUC KV group "kv" on ${kv.join(", ")}` : ""})\n`
+        )
       )
       yield* printMembers(members)
       if (!options.workload) {
@@ -55,7 +67,9 @@ export const runUp = (options: UpOptions) =>
       const counters = plan
         .filter((a) => a.role === "counter")
         .map((a) => ({ cluster: options.cluster, role: a.role, id: a.id }))
-      const result = yield* kernelWorkload(counters)
+      const kernel = yield* kernelWorkload(counters)
+      const kvResult = kv.length > 0 ? yield* kvWorkload(kv, { sets: 3_000, inFlight: 96 }) : { rows: [], ok: true }
+      const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
       yield* Effect.sync(() =>
         console.log(
           `\nWorkload results\n${formatTable(
@@ -63,8 +77,8 @@ export const runUp = (options: UpOptions) =>
             result.rows.map((r) => [
               r.part,
               r.operations,
-              r.seconds.toFixed(3),
-              Math.round(r.perSecond),
+              r.seconds === 0 ? "" : r.seconds.toFixed(3),
+              r.perSecond === 0 ? "" : Math.round(r.perSecond),
               r.p50Ms?.toFixed(2) ?? "",
               r.p99Ms?.toFixed(2) ?? "",
               r.check
