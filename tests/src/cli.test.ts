@@ -53,8 +53,10 @@ describe("reef CLI", () => {
     ]) {
       expect(table).toMatch(new RegExp(`${role}\\s+${id}\\s+joined\\s+running`))
     }
-    const pids = [...table.matchAll(/joined\s+running\s+(\d+)/g)].map((m) => Number(m[1]))
-    expect(pids).toHaveLength(3)
+    for (const id of ["r1", "r2", "r3"]) expect(table).toMatch(new RegExp(`replica\\s+${id}\\s+joined\\s+running`))
+    // One process per counter, one for the gateway, one per replica (its nic actor shares the replica's process).
+    const pids = new Set([...table.matchAll(/joined\s+running\s+(\d+)/g)].map((m) => Number(m[1])))
+    expect(pids.size).toBe(6)
     up.child.kill("SIGINT")
     expect(await up.exited).not.toBeNull()
     // Every actor process it started is gone.
