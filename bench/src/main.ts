@@ -1,9 +1,10 @@
 /**
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
- * bench/results/<suite>.json. Suites: kernel.
+ * bench/results/<suite>.json. Suites: kernel, popuc.
  */
 const suites: Record<string, () => Promise<{ run: (quick: boolean) => Promise<void> }>> = {
-  kernel: () => import("./kernel.js")
+  kernel: () => import("./kernel.js"),
+  popuc: () => import("./popuc.js")
 }
 
 const [suite, ...flags] = process.argv.slice(2)

@@ -24,6 +24,7 @@ import {
   CatchUpRequest,
   CompareAndSetResponse,
   DeleteResponse,
+  EngineState,
   ErrorCode,
   GetResponse,
   KVService,
@@ -232,14 +233,40 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
             })
           )
 
-    const stateResponse = Effect.sync(
-      (): StateResponse => ({
+    const engineState = Effect.gen(function* () {
+      if (engine === undefined) return undefined
+      const stats = yield* engine.stats.pipe(Effect.orElseSucceed(() => []))
+      const first = stats[0]
+      if (first === undefined) return undefined
+      const sum = (f: (s: (typeof stats)[number]) => number) => stats.reduce((acc, s) => acc + f(s), 0)
+      const timer = engine.roundTimer
+      return EngineState.fromPartial({
+        engines: stats.length,
+        instancesDecided: sum((s) => s.instancesDecided),
+        roundsDecided: sum((s) => s.roundsDecided),
+        selfQuits: sum((s) => s.crashes),
+        droppedMessages: sum((s) => s.dropped),
+        pending: sum((s) => s.pending),
+        roundPeriodMs: timer.interactionMs + timer.windowMs + timer.driftMs,
+        roundTimeP50Ms: first.roundTimeMs.p50,
+        roundTimeP99Ms: first.roundTimeMs.p99,
+        roundTimeMaxMs: first.roundTimeMs.max,
+        interactionP50Ms: first.interactionLatencyMs.p50,
+        interactionP99Ms: first.interactionLatencyMs.p99,
+        interactionMaxMs: first.interactionLatencyMs.max
+      })
+    })
+
+    const stateResponse = Effect.map(
+      engineState,
+      (engineStats): StateResponse => ({
         replica: options.id,
         appliedInstance,
         appliedCommands: kv.appliedCommands,
         stateHash: kv.stateHash,
         keys: kv.records.size,
-        members
+        members,
+        ...(engineStats === undefined ? {} : { engine: engineStats })
       })
     )
 

@@ -83,6 +83,24 @@ export interface StateResponse {
   stateHash: string;
   keys: number;
   members: string[];
+  /** The NIC engine(s) behind this replica (summed over engines; latencies of the first engine). */
+  engine?: EngineState | undefined;
+}
+
+export interface EngineState {
+  engines: number;
+  instancesDecided: number;
+  roundsDecided: number;
+  selfQuits: number;
+  droppedMessages: number;
+  pending: number;
+  roundPeriodMs: number;
+  roundTimeP50Ms: number;
+  roundTimeP99Ms: number;
+  roundTimeMaxMs: number;
+  interactionP50Ms: number;
+  interactionP99Ms: number;
+  interactionMaxMs: number;
 }
 
 /** One state-machine command, the payload of a POPUC client value. */
@@ -946,7 +964,15 @@ export const StateRequest: MessageFns<StateRequest, "reef.v1.StateRequest"> = {
 };
 
 function createBaseStateResponse(): StateResponse {
-  return { replica: "", appliedInstance: 0, appliedCommands: 0, stateHash: "", keys: 0, members: [] };
+  return {
+    replica: "",
+    appliedInstance: 0,
+    appliedCommands: 0,
+    stateHash: "",
+    keys: 0,
+    members: [],
+    engine: undefined,
+  };
 }
 
 export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> = {
@@ -970,6 +996,9 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     }
     for (const v of message.members) {
       writer.uint32(50).string(v!);
+    }
+    if (message.engine !== undefined) {
+      EngineState.encode(message.engine, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1035,6 +1064,14 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
             message.members.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.engine = EngineState.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1067,6 +1104,7 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
         : "",
       keys: isSet(object.keys) ? globalThis.Number(object.keys) : 0,
       members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => globalThis.String(e)) : [],
+      engine: isSet(object.engine) ? EngineState.fromJSON(object.engine) : undefined,
     };
   },
 
@@ -1090,6 +1128,9 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     if (message.members?.length) {
       obj.members = message.members;
     }
+    if (message.engine !== undefined) {
+      obj.engine = EngineState.toJSON(message.engine);
+    }
     return obj;
   },
 
@@ -1104,6 +1145,330 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     message.stateHash = object.stateHash ?? "";
     message.keys = object.keys ?? 0;
     message.members = object.members?.map((e) => e) || [];
+    message.engine = (object.engine !== undefined && object.engine !== null)
+      ? EngineState.fromPartial(object.engine)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEngineState(): EngineState {
+  return {
+    engines: 0,
+    instancesDecided: 0,
+    roundsDecided: 0,
+    selfQuits: 0,
+    droppedMessages: 0,
+    pending: 0,
+    roundPeriodMs: 0,
+    roundTimeP50Ms: 0,
+    roundTimeP99Ms: 0,
+    roundTimeMaxMs: 0,
+    interactionP50Ms: 0,
+    interactionP99Ms: 0,
+    interactionMaxMs: 0,
+  };
+}
+
+export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
+  $type: "reef.v1.EngineState" as const,
+
+  encode(message: EngineState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.engines !== 0) {
+      writer.uint32(8).uint32(message.engines);
+    }
+    if (message.instancesDecided !== 0) {
+      writer.uint32(16).uint64(message.instancesDecided);
+    }
+    if (message.roundsDecided !== 0) {
+      writer.uint32(24).uint64(message.roundsDecided);
+    }
+    if (message.selfQuits !== 0) {
+      writer.uint32(32).uint64(message.selfQuits);
+    }
+    if (message.droppedMessages !== 0) {
+      writer.uint32(40).uint64(message.droppedMessages);
+    }
+    if (message.pending !== 0) {
+      writer.uint32(48).uint64(message.pending);
+    }
+    if (message.roundPeriodMs !== 0) {
+      writer.uint32(57).double(message.roundPeriodMs);
+    }
+    if (message.roundTimeP50Ms !== 0) {
+      writer.uint32(65).double(message.roundTimeP50Ms);
+    }
+    if (message.roundTimeP99Ms !== 0) {
+      writer.uint32(73).double(message.roundTimeP99Ms);
+    }
+    if (message.roundTimeMaxMs !== 0) {
+      writer.uint32(81).double(message.roundTimeMaxMs);
+    }
+    if (message.interactionP50Ms !== 0) {
+      writer.uint32(89).double(message.interactionP50Ms);
+    }
+    if (message.interactionP99Ms !== 0) {
+      writer.uint32(97).double(message.interactionP99Ms);
+    }
+    if (message.interactionMaxMs !== 0) {
+      writer.uint32(105).double(message.interactionMaxMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EngineState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEngineState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.engines = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.instancesDecided = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.roundsDecided = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.selfQuits = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.droppedMessages = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.pending = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.roundPeriodMs = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.roundTimeP50Ms = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.roundTimeP99Ms = reader.double();
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.roundTimeMaxMs = reader.double();
+            continue;
+          }
+          case 11: {
+            if (tag !== 89) {
+              break;
+            }
+
+            message.interactionP50Ms = reader.double();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.interactionP99Ms = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.interactionMaxMs = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EngineState {
+    return {
+      engines: isSet(object.engines) ? globalThis.Number(object.engines) : 0,
+      instancesDecided: isSet(object.instancesDecided)
+        ? globalThis.Number(object.instancesDecided)
+        : isSet(object.instances_decided)
+        ? globalThis.Number(object.instances_decided)
+        : 0,
+      roundsDecided: isSet(object.roundsDecided)
+        ? globalThis.Number(object.roundsDecided)
+        : isSet(object.rounds_decided)
+        ? globalThis.Number(object.rounds_decided)
+        : 0,
+      selfQuits: isSet(object.selfQuits)
+        ? globalThis.Number(object.selfQuits)
+        : isSet(object.self_quits)
+        ? globalThis.Number(object.self_quits)
+        : 0,
+      droppedMessages: isSet(object.droppedMessages)
+        ? globalThis.Number(object.droppedMessages)
+        : isSet(object.dropped_messages)
+        ? globalThis.Number(object.dropped_messages)
+        : 0,
+      pending: isSet(object.pending) ? globalThis.Number(object.pending) : 0,
+      roundPeriodMs: isSet(object.roundPeriodMs)
+        ? globalThis.Number(object.roundPeriodMs)
+        : isSet(object.round_period_ms)
+        ? globalThis.Number(object.round_period_ms)
+        : 0,
+      roundTimeP50Ms: isSet(object.roundTimeP50Ms)
+        ? globalThis.Number(object.roundTimeP50Ms)
+        : isSet(object.round_time_p50_ms)
+        ? globalThis.Number(object.round_time_p50_ms)
+        : 0,
+      roundTimeP99Ms: isSet(object.roundTimeP99Ms)
+        ? globalThis.Number(object.roundTimeP99Ms)
+        : isSet(object.round_time_p99_ms)
+        ? globalThis.Number(object.round_time_p99_ms)
+        : 0,
+      roundTimeMaxMs: isSet(object.roundTimeMaxMs)
+        ? globalThis.Number(object.roundTimeMaxMs)
+        : isSet(object.round_time_max_ms)
+        ? globalThis.Number(object.round_time_max_ms)
+        : 0,
+      interactionP50Ms: isSet(object.interactionP50Ms)
+        ? globalThis.Number(object.interactionP50Ms)
+        : isSet(object.interaction_p50_ms)
+        ? globalThis.Number(object.interaction_p50_ms)
+        : 0,
+      interactionP99Ms: isSet(object.interactionP99Ms)
+        ? globalThis.Number(object.interactionP99Ms)
+        : isSet(object.interaction_p99_ms)
+        ? globalThis.Number(object.interaction_p99_ms)
+        : 0,
+      interactionMaxMs: isSet(object.interactionMaxMs)
+        ? globalThis.Number(object.interactionMaxMs)
+        : isSet(object.interaction_max_ms)
+        ? globalThis.Number(object.interaction_max_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: EngineState): unknown {
+    const obj: any = {};
+    if (message.engines !== 0) {
+      obj.engines = Math.round(message.engines);
+    }
+    if (message.instancesDecided !== 0) {
+      obj.instancesDecided = Math.round(message.instancesDecided);
+    }
+    if (message.roundsDecided !== 0) {
+      obj.roundsDecided = Math.round(message.roundsDecided);
+    }
+    if (message.selfQuits !== 0) {
+      obj.selfQuits = Math.round(message.selfQuits);
+    }
+    if (message.droppedMessages !== 0) {
+      obj.droppedMessages = Math.round(message.droppedMessages);
+    }
+    if (message.pending !== 0) {
+      obj.pending = Math.round(message.pending);
+    }
+    if (message.roundPeriodMs !== 0) {
+      obj.roundPeriodMs = floatToJson(message.roundPeriodMs);
+    }
+    if (message.roundTimeP50Ms !== 0) {
+      obj.roundTimeP50Ms = floatToJson(message.roundTimeP50Ms);
+    }
+    if (message.roundTimeP99Ms !== 0) {
+      obj.roundTimeP99Ms = floatToJson(message.roundTimeP99Ms);
+    }
+    if (message.roundTimeMaxMs !== 0) {
+      obj.roundTimeMaxMs = floatToJson(message.roundTimeMaxMs);
+    }
+    if (message.interactionP50Ms !== 0) {
+      obj.interactionP50Ms = floatToJson(message.interactionP50Ms);
+    }
+    if (message.interactionP99Ms !== 0) {
+      obj.interactionP99Ms = floatToJson(message.interactionP99Ms);
+    }
+    if (message.interactionMaxMs !== 0) {
+      obj.interactionMaxMs = floatToJson(message.interactionMaxMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EngineState>): EngineState {
+    return EngineState.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EngineState>): EngineState {
+    const message = createBaseEngineState();
+    message.engines = object.engines ?? 0;
+    message.instancesDecided = object.instancesDecided ?? 0;
+    message.roundsDecided = object.roundsDecided ?? 0;
+    message.selfQuits = object.selfQuits ?? 0;
+    message.droppedMessages = object.droppedMessages ?? 0;
+    message.pending = object.pending ?? 0;
+    message.roundPeriodMs = object.roundPeriodMs ?? 0;
+    message.roundTimeP50Ms = object.roundTimeP50Ms ?? 0;
+    message.roundTimeP99Ms = object.roundTimeP99Ms ?? 0;
+    message.roundTimeMaxMs = object.roundTimeMaxMs ?? 0;
+    message.interactionP50Ms = object.interactionP50Ms ?? 0;
+    message.interactionP99Ms = object.interactionP99Ms ?? 0;
+    message.interactionMaxMs = object.interactionMaxMs ?? 0;
     return message;
   },
 };
@@ -1886,6 +2251,10 @@ function bytesFromBase64(b64: string): Uint8Array {
 
 function base64FromBytes(arr: Uint8Array): string {
   return globalThis.Buffer.from(arr).toString("base64");
+}
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -1,0 +1,265 @@
+/**
+ * Suite `popuc`: the POPUC replicated KV against etcd (same N, loopback, Go client, --unsafe-no-fsync since
+ * POPUC keeps state in memory) and an unreplicated Redis, all in the same run on this machine.
+ *
+ *   engine     instances/s, rounds and ms per instance, round-time p50/p99/max (no failures), per N
+ *   kv         Set/Get throughput and p50/p99 for N = 3, 5, 7, 9 in each deployment mode
+ *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
+ *   failover   kill one replica of 5 under load: stall and throughput before/after; same with etcd's leader
+ *
+ * Writes bench/results/popuc.json and bench/results/popuc.svg (throughput vs N per system).
+ */
+import { readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { startReefChild } from "@reef/cli"
+import { freePort, startNatsServer } from "@reef/kernel"
+import type { DeploymentMode } from "@reef/replica"
+import { makeKvClient } from "@reef/replica"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { longestGapMs, rateBetween, runKvLoad } from "./kv-load.js"
+import {
+  buildEtcdLoad,
+  etcdLoadAvailable,
+  longestStallMs,
+  runEtcdLoad,
+  runRedisLoad,
+  startEtcdCluster,
+  startRedis
+} from "./peers/index.js"
+import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { lineChart } from "./svg.js"
+
+const CLUSTER = "bench"
+const MODES: ReadonlyArray<DeploymentMode> = ["colocated", "balanced", "leader"]
+
+interface Plan {
+  readonly ns: ReadonlyArray<number>
+  readonly modesFor: (n: number) => ReadonlyArray<DeploymentMode>
+  readonly etcdNs: ReadonlyArray<number>
+  readonly loadMs: number
+  readonly concurrency: number
+}
+
+const planFor = (quick: boolean): Plan =>
+  quick
+    ? { ns: [3, 5, 9], modesFor: () => ["colocated"], etcdNs: [5], loadMs: 1_500, concurrency: 128 }
+    : { ns: [3, 5, 7, 9], modesFor: () => MODES, etcdNs: [3, 5, 7, 9], loadMs: 5_000, concurrency: 128 }
+
+const peakRssMb = (pid: number): number | undefined => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const match = /VmHWM:\s+(\d+) kB/.exec(status)
+    return match ? round(Number(match[1]) / 1024, 1) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A POPUC group of `n` replica processes, in the current scope. */
+const startGroup = (natsUrl: string, n: number, group: string) =>
+  Effect.gen(function* () {
+    const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
+    const ports = yield* Effect.forEach(ids, () => freePort)
+    const children = yield* Effect.forEach(
+      ids,
+      (id, i) =>
+        startReefChild({
+          name: `replica/${id}`,
+          args: [
+            "run", "replica", "--id", id, "--nats", natsUrl, "--cluster", CLUSTER,
+            "--group", group, "--members", ids.join(","), "--kv-port", String(ports[i])
+          ],
+          env: { OTEL_SDK_DISABLED: "true" },
+          startTimeoutMs: 90_000,
+          onLine: (line) => {
+            if (line.includes("self-quit") || line.includes("ERROR")) console.log(`  [${group}/${id}] ${line}`)
+          }
+        }),
+      { concurrency: "unbounded" }
+    )
+    return { ids, addresses: ports.map((p) => `127.0.0.1:${p}`), children }
+  })
+
+type Group = Effect.Effect.Success<ReturnType<typeof startGroup>>
+
+const engineStates = (group: Group) =>
+  Effect.gen(function* () {
+    const client = yield* makeKvClient({ replicas: group.addresses })
+    return yield* Effect.forEach(group.addresses, (_, i) => client.state(i).pipe(Effect.option))
+  }).pipe(Effect.scoped)
+
+const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates>>) => {
+  let instances = 0
+  let rounds = 0
+  let selfQuits = 0
+  const p50: Array<number> = []
+  const p99: Array<number> = []
+  const max: Array<number> = []
+  let period = 0
+  for (const s of states) {
+    if (s._tag === "None" || s.value.engine === undefined) continue
+    const e = s.value.engine
+    instances = Math.max(instances, e.instancesDecided)
+    rounds = Math.max(rounds, e.roundsDecided)
+    selfQuits += e.selfQuits
+    p50.push(e.roundTimeP50Ms)
+    p99.push(e.roundTimeP99Ms)
+    max.push(e.roundTimeMaxMs)
+    period = e.roundPeriodMs
+  }
+  return { instances, rounds, selfQuits, roundTimeP50Ms: Math.max(...p50, 0), roundTimeP99Ms: Math.max(...p99, 0), roundTimeMaxMs: Math.max(...max, 0), roundPeriodMs: period }
+}
+
+export const run = async (quick: boolean) => {
+  const plan = planFor(quick)
+  const metrics: Record<string, unknown> = {}
+  const kvRows: Array<ReadonlyArray<unknown>> = []
+  const engineRows: Array<ReadonlyArray<unknown>> = []
+  const throughputByMode = new Map<string, Array<[number, number]>>()
+  let failover: Record<string, number> = {}
+
+  const reef = Effect.gen(function* () {
+    const nats = yield* startNatsServer({ jetstream: false })
+    for (const n of plan.ns) {
+      yield* Effect.gen(function* () {
+        const group = yield* startGroup(nats.url, n, `g${n}`)
+        // Idle engine rate: instances decided over one second without load.
+        const idle0 = sumEngines(yield* engineStates(group))
+        yield* Effect.sleep("1 second")
+        const idle1 = sumEngines(yield* engineStates(group))
+        const before = idle1
+        for (const mode of plan.modesFor(n)) {
+          const sets = yield* runKvLoad({ addresses: group.addresses, mode, op: "set", concurrency: plan.concurrency, durationMs: plan.loadMs })
+          const gets = yield* runKvLoad({ addresses: group.addresses, mode, op: "get", concurrency: plan.concurrency, durationMs: plan.loadMs })
+          metrics[`kv.n${n}.${mode}`] = {
+            setPerSec: round(sets.throughputPerSec, 0), setP50Ms: round(sets.p50Ms), setP99Ms: round(sets.p99Ms), setErrors: sets.errors,
+            getPerSec: round(gets.throughputPerSec, 0), getP50Ms: round(gets.p50Ms), getP99Ms: round(gets.p99Ms), getErrors: gets.errors,
+            clientCpuCores: round((sets.clientCpuSeconds + gets.clientCpuSeconds) / (sets.seconds + gets.seconds))
+          }
+          kvRows.push([n, mode, sets.throughputPerSec, sets.p50Ms, sets.p99Ms, gets.throughputPerSec, gets.p50Ms, gets.p99Ms, sets.errors + gets.errors])
+          const points = throughputByMode.get(mode) ?? []
+          points.push([n, sets.throughputPerSec])
+          throughputByMode.set(mode, points)
+        }
+        const after = sumEngines(yield* engineStates(group))
+        const busyInstances = after.instances - before.instances
+        const rssMb = group.children.map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid))).filter((x): x is number => x !== undefined)
+        const engine = {
+          idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
+          roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
+          instanceMs: round(after.roundPeriodMs * (after.instances > 0 ? after.rounds / after.instances : 0), 2),
+          roundPeriodMs: round(after.roundPeriodMs, 2),
+          roundTimeP50Ms: round(after.roundTimeP50Ms, 2),
+          roundTimeP99Ms: round(after.roundTimeP99Ms, 2),
+          roundTimeMaxMs: round(after.roundTimeMaxMs, 2),
+          instancesUnderLoad: busyInstances,
+          selfQuits: after.selfQuits,
+          replicaPeakRssMb: Math.max(...rssMb, 0)
+        }
+        metrics[`engine.n${n}`] = engine
+        engineRows.push([n, engine.idleInstancesPerSec, engine.roundsPerInstance, engine.roundPeriodMs, engine.roundTimeP50Ms, engine.roundTimeP99Ms, engine.roundTimeMaxMs, engine.selfQuits, engine.replicaPeakRssMb])
+
+        if (n === 5) {
+          // Failover: colocated load on the four survivors, kill r5 a third of the way in.
+          const killAtMs = Math.max(1_500, plan.loadMs / 3)
+          const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
+          const victim = group.children[4]!
+          const load = yield* runKvLoad({
+            addresses: group.addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs,
+            replicas: [0, 1, 2, 3],
+            during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
+          })
+          const stallMs = longestGapMs(load.timeline10ms, killAtMs)
+          failover = {
+            reefStallMs: stallMs,
+            reefRoundPeriodMs: after.roundPeriodMs,
+            reefStallRounds: round(stallMs / Math.max(after.roundPeriodMs, 1e-9), 2),
+            reefSetPerSecBefore: round(rateBetween(load.timeline10ms, 0, killAtMs), 0),
+            reefSetPerSecAfter: round(rateBetween(load.timeline10ms, killAtMs + 1_000, durationMs), 0)
+          }
+        }
+      }).pipe(Effect.scoped)
+    }
+  })
+  await Effect.runPromise(Effect.scoped(reef as Effect.Effect<void, unknown, Scope.Scope>))
+
+  // ---- peers ---------------------------------------------------------------------------------------------
+  const etcd: Record<number, { put: number; get: number; putP50: number; putP99: number; clientCores: number }> = {}
+  let etcdStallMs = Number.NaN
+  if (!etcdLoadAvailable()) await buildEtcdLoad({ install: true })
+  for (const n of plan.etcdNs) {
+    const cluster = await startEtcdCluster({ n, unsafeNoFsync: true })
+    try {
+      const put = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
+      const get = await runEtcdLoad(cluster, { op: "get", concurrency: plan.concurrency, durationMs: plan.loadMs })
+      etcd[n] = {
+        put: put.throughputPerSec, get: get.throughputPerSec, putP50: put.p50Ms, putP99: put.p99Ms,
+        clientCores: round(put.clientCpuSeconds / put.seconds)
+      }
+      if (n === 5) {
+        const leader = await cluster.leader()
+        const killAtMs = 2_000
+        setTimeout(() => void cluster.kill(leader.name), killAtMs)
+        const load = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: killAtMs + 5_000 })
+        etcdStallMs = load.maxGapMs ?? longestStallMs(load.timeline100ms)
+      }
+    } finally {
+      await cluster.stop()
+    }
+  }
+  const redis = await startRedis()
+  const redisRequests = quick ? 50_000 : 200_000
+  const redisSet = await runRedisLoad({ port: redis.port, op: "set", concurrency: plan.concurrency, requests: redisRequests, serverPid: redis.pid })
+  const redisGet = await runRedisLoad({ port: redis.port, op: "get", concurrency: plan.concurrency, requests: redisRequests, serverPid: redis.pid })
+  await redis.stop()
+
+  // ---- report ----------------------------------------------------------------------------------------------
+  const colocated = new Map(throughputByMode.get("colocated") ?? [])
+  const n3 = colocated.get(3) ?? Number.NaN
+  const n5 = colocated.get(5) ?? Number.NaN
+  const n9 = colocated.get(9) ?? Number.NaN
+  const firstEngine = metrics[`engine.n${plan.ns[0]}`] as { roundsPerInstance: number } | undefined
+  const ratios = {
+    roundsPerInstanceFailureFree: firstEngine?.roundsPerInstance ?? Number.NaN,
+    setThroughputN9OverN3Colocated: round(n9 / n3, 3),
+    setThroughputVsEtcdN5: round(n5 / (etcd[5]?.put ?? Number.NaN), 3),
+    failoverStallRounds: failover.reefStallRounds ?? Number.NaN,
+    failoverStallEtcdOverReef: round(etcdStallMs / Math.max(failover.reefStallMs ?? Number.NaN, 10), 2)
+  }
+  Object.assign(metrics, {
+    etcd: Object.fromEntries(Object.entries(etcd).map(([n, e]) => [`n${n}`, { putPerSec: round(e.put, 0), getPerSec: round(e.get, 0), putP50Ms: round(e.putP50), putP99Ms: round(e.putP99), clientCpuCores: e.clientCores }])),
+    etcdFsync: "disabled (--unsafe-no-fsync): POPUC keeps its state in memory like the paper",
+    redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
+    failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
+    concurrency: plan.concurrency,
+    loadMs: plan.loadMs
+  })
+
+  printTable(`POPUC engine, failure-free${quick ? " (quick)" : ""}`, ["N", "idle inst/s", "rounds/inst", "round ms", "round p50", "round p99", "round max", "self-quits", "RSS MB"], engineRows)
+  printTable("Replicated KV (Reef POPUC), 128 in flight", ["N", "mode", "set/s", "set p50", "set p99", "get/s", "get p50", "get p99", "errors"], kvRows)
+  printTable("Peers, same machine, same run", ["system", "N", "write/s", "read/s", "write p50", "write p99", "client cores"], [
+    ...Object.entries(etcd).map(([n, e]) => ["etcd (no fsync, Go client)", n, e.put, e.get, e.putP50, e.putP99, e.clientCores]),
+    ["redis (unreplicated)", 1, redisSet.throughputPerSec, redisGet.throughputPerSec, redisSet.p50Ms, redisSet.p99Ms, round(redisSet.clientCpuSeconds / redisSet.seconds)]
+  ])
+  printTable("Failover under load (N = 5)", ["system", "stall ms", "stall rounds", "before /s", "after /s"], [
+    ["reef: kill 1 replica", failover.reefStallMs ?? "", failover.reefStallRounds ?? "", failover.reefSetPerSecBefore ?? "", failover.reefSetPerSecAfter ?? ""],
+    ["etcd: kill the leader", etcdStallMs, "", "", ""]
+  ])
+  printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
+
+  const path = writeResult({ suite: "popuc", quick, machine: machine(), metrics: metrics as never, ratios })
+  const svg = lineChart({
+    title: `Set throughput vs group size (${plan.concurrency} in flight)`,
+    xLabel: "replicas (N)",
+    yLabel: "writes per second",
+    logY: true,
+    series: [
+      ...[...throughputByMode].map(([mode, points]) => ({ name: `reef ${mode}`, points })),
+      { name: "etcd (no fsync)", points: Object.entries(etcd).map(([n, e]) => [Number(n), e.put] as const) },
+      { name: "redis (1 node)", points: plan.ns.map((n) => [n, redisSet.throughputPerSec] as const), reference: true }
+    ]
+  })
+  writeFileSync(join(resultsDir, "popuc.svg"), svg)
+  console.log(`wrote ${path} and ${join(resultsDir, "popuc.svg")}`)
+}
