@@ -162,7 +162,7 @@ export const startEngine = (
               ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
             },
             ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
-            minInteractionMs: options.minInteractionMs ?? 10,
+            minInteractionMs: options.minInteractionMs ?? 20,
             calibrationProbes: options.calibrationProbes ?? 200,
             safetyFactor: options.safetyFactor ?? 2
           }

@@ -378,7 +378,9 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
                   // Answer right after the next decision: the joiner then starts the instance that just began
                   // (within one round of its peers) instead of one already half over.
                   // A group that has decided nothing yet is still forming: answer at once (the asker sync-starts).
-                  if (decisions.lastInstance > 0) {
+                  // So is a replica whose own engine is down: waiting would stall a group whose members all
+                  // self-quit at once (they must all rejoin from what they have).
+                  if (decisions.lastInstance > 0 && !rejoining && !needsRejoin) {
                     yield* Effect.async<void>((resume) => {
                       nextDecisionWaiters.push(() => resume(Effect.void))
                     }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
