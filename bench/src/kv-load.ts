@@ -38,9 +38,8 @@ export interface KvLoadOptions {
 export const runKvLoad = (options: KvLoadOptions) =>
   Effect.gen(function* () {
     const targets = options.replicas ?? options.addresses.map((_, i) => i)
-    const clients: Array<KvClient> = yield* Effect.forEach(
-      options.mode === "colocated" ? targets : [0],
-      (index) => makeKvClient({ replicas: options.addresses, mode: options.mode, clientIndex: index, timeoutMs: 5_000 })
+    const clients: Array<KvClient> = yield* Effect.forEach(options.mode === "colocated" ? targets : [0], (index) =>
+      makeKvClient({ replicas: options.addresses, mode: options.mode, clientIndex: index, timeoutMs: 5_000 })
     )
     const value = Buffer.alloc(256, 1)
     const keySpace = options.keySpace ?? 10_000
@@ -104,7 +103,12 @@ export const longestGapMs = (timeline: ReadonlyArray<number>, fromMs = 0, bucket
 }
 
 /** Completions per second within [fromMs, toMs). */
-export const rateBetween = (timeline: ReadonlyArray<number>, fromMs: number, toMs: number, bucketMs = TIMELINE_BUCKET_MS) => {
+export const rateBetween = (
+  timeline: ReadonlyArray<number>,
+  fromMs: number,
+  toMs: number,
+  bucketMs = TIMELINE_BUCKET_MS
+) => {
   const from = Math.floor(fromMs / bucketMs)
   const to = Math.min(timeline.length, Math.floor(toMs / bucketMs))
   let sum = 0

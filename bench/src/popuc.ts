@@ -67,8 +67,20 @@ const startGroup = (natsUrl: string, n: number, group: string) =>
         startReefChild({
           name: `replica/${id}`,
           args: [
-            "run", "replica", "--id", id, "--nats", natsUrl, "--cluster", CLUSTER,
-            "--group", group, "--members", ids.join(","), "--kv-port", String(ports[i])
+            "run",
+            "replica",
+            "--id",
+            id,
+            "--nats",
+            natsUrl,
+            "--cluster",
+            CLUSTER,
+            "--group",
+            group,
+            "--members",
+            ids.join(","),
+            "--kv-port",
+            String(ports[i])
           ],
           env: { OTEL_SDK_DISABLED: "true" },
           startTimeoutMs: 90_000,
@@ -108,7 +120,15 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
     max.push(e.roundTimeMaxMs)
     period = e.roundPeriodMs
   }
-  return { instances, rounds, selfQuits, roundTimeP50Ms: Math.max(...p50, 0), roundTimeP99Ms: Math.max(...p99, 0), roundTimeMaxMs: Math.max(...max, 0), roundPeriodMs: period }
+  return {
+    instances,
+    rounds,
+    selfQuits,
+    roundTimeP50Ms: Math.max(...p50, 0),
+    roundTimeP99Ms: Math.max(...p99, 0),
+    roundTimeMaxMs: Math.max(...max, 0),
+    roundPeriodMs: period
+  }
 }
 
 export const run = async (quick: boolean) => {
@@ -130,21 +150,51 @@ export const run = async (quick: boolean) => {
         const idle1 = sumEngines(yield* engineStates(group))
         const before = idle1
         for (const mode of plan.modesFor(n)) {
-          const sets = yield* runKvLoad({ addresses: group.addresses, mode, op: "set", concurrency: plan.concurrency, durationMs: plan.loadMs })
-          const gets = yield* runKvLoad({ addresses: group.addresses, mode, op: "get", concurrency: plan.concurrency, durationMs: plan.loadMs })
+          const sets = yield* runKvLoad({
+            addresses: group.addresses,
+            mode,
+            op: "set",
+            concurrency: plan.concurrency,
+            durationMs: plan.loadMs
+          })
+          const gets = yield* runKvLoad({
+            addresses: group.addresses,
+            mode,
+            op: "get",
+            concurrency: plan.concurrency,
+            durationMs: plan.loadMs
+          })
           metrics[`kv.n${n}.${mode}`] = {
-            setPerSec: round(sets.throughputPerSec, 0), setP50Ms: round(sets.p50Ms), setP99Ms: round(sets.p99Ms), setErrors: sets.errors,
-            getPerSec: round(gets.throughputPerSec, 0), getP50Ms: round(gets.p50Ms), getP99Ms: round(gets.p99Ms), getErrors: gets.errors,
+            setPerSec: round(sets.throughputPerSec, 0),
+            setP50Ms: round(sets.p50Ms),
+            setP99Ms: round(sets.p99Ms),
+            setErrors: sets.errors,
+            getPerSec: round(gets.throughputPerSec, 0),
+            getP50Ms: round(gets.p50Ms),
+            getP99Ms: round(gets.p99Ms),
+            getErrors: gets.errors,
             clientCpuCores: round((sets.clientCpuSeconds + gets.clientCpuSeconds) / (sets.seconds + gets.seconds))
           }
-          kvRows.push([n, mode, sets.throughputPerSec, sets.p50Ms, sets.p99Ms, gets.throughputPerSec, gets.p50Ms, gets.p99Ms, sets.errors + gets.errors])
+          kvRows.push([
+            n,
+            mode,
+            sets.throughputPerSec,
+            sets.p50Ms,
+            sets.p99Ms,
+            gets.throughputPerSec,
+            gets.p50Ms,
+            gets.p99Ms,
+            sets.errors + gets.errors
+          ])
           const points = throughputByMode.get(mode) ?? []
           points.push([n, sets.throughputPerSec])
           throughputByMode.set(mode, points)
         }
         const after = sumEngines(yield* engineStates(group))
         const busyInstances = after.instances - before.instances
-        const rssMb = group.children.map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid))).filter((x): x is number => x !== undefined)
+        const rssMb = group.children
+          .map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid)))
+          .filter((x): x is number => x !== undefined)
         const engine = {
           idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
           roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
@@ -158,7 +208,17 @@ export const run = async (quick: boolean) => {
           replicaPeakRssMb: Math.max(...rssMb, 0)
         }
         metrics[`engine.n${n}`] = engine
-        engineRows.push([n, engine.idleInstancesPerSec, engine.roundsPerInstance, engine.roundPeriodMs, engine.roundTimeP50Ms, engine.roundTimeP99Ms, engine.roundTimeMaxMs, engine.selfQuits, engine.replicaPeakRssMb])
+        engineRows.push([
+          n,
+          engine.idleInstancesPerSec,
+          engine.roundsPerInstance,
+          engine.roundPeriodMs,
+          engine.roundTimeP50Ms,
+          engine.roundTimeP99Ms,
+          engine.roundTimeMaxMs,
+          engine.selfQuits,
+          engine.replicaPeakRssMb
+        ])
 
         if (n === 5) {
           // Failover: colocated load on the four survivors, kill r5 a third of the way in.
@@ -166,7 +226,11 @@ export const run = async (quick: boolean) => {
           const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
           const victim = group.children[4]!
           const load = yield* runKvLoad({
-            addresses: group.addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs,
+            addresses: group.addresses,
+            mode: "colocated",
+            op: "set",
+            concurrency: plan.concurrency,
+            durationMs,
             replicas: [0, 1, 2, 3],
             during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
           })
@@ -194,14 +258,21 @@ export const run = async (quick: boolean) => {
       const put = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
       const get = await runEtcdLoad(cluster, { op: "get", concurrency: plan.concurrency, durationMs: plan.loadMs })
       etcd[n] = {
-        put: put.throughputPerSec, get: get.throughputPerSec, putP50: put.p50Ms, putP99: put.p99Ms,
+        put: put.throughputPerSec,
+        get: get.throughputPerSec,
+        putP50: put.p50Ms,
+        putP99: put.p99Ms,
         clientCores: round(put.clientCpuSeconds / put.seconds)
       }
       if (n === 5) {
         const leader = await cluster.leader()
         const killAtMs = 2_000
         setTimeout(() => void cluster.kill(leader.name), killAtMs)
-        const load = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: killAtMs + 5_000 })
+        const load = await runEtcdLoad(cluster, {
+          op: "put",
+          concurrency: plan.concurrency,
+          durationMs: killAtMs + 5_000
+        })
         etcdStallMs = load.maxGapMs ?? longestStallMs(load.timeline100ms)
       }
     } finally {
@@ -210,8 +281,20 @@ export const run = async (quick: boolean) => {
   }
   const redis = await startRedis()
   const redisRequests = quick ? 50_000 : 200_000
-  const redisSet = await runRedisLoad({ port: redis.port, op: "set", concurrency: plan.concurrency, requests: redisRequests, serverPid: redis.pid })
-  const redisGet = await runRedisLoad({ port: redis.port, op: "get", concurrency: plan.concurrency, requests: redisRequests, serverPid: redis.pid })
+  const redisSet = await runRedisLoad({
+    port: redis.port,
+    op: "set",
+    concurrency: plan.concurrency,
+    requests: redisRequests,
+    serverPid: redis.pid
+  })
+  const redisGet = await runRedisLoad({
+    port: redis.port,
+    op: "get",
+    concurrency: plan.concurrency,
+    requests: redisRequests,
+    serverPid: redis.pid
+  })
   await redis.stop()
 
   // ---- report ----------------------------------------------------------------------------------------------
@@ -228,7 +311,18 @@ export const run = async (quick: boolean) => {
     failoverStallEtcdOverReef: round(etcdStallMs / Math.max(failover.reefStallMs ?? Number.NaN, 10), 2)
   }
   Object.assign(metrics, {
-    etcd: Object.fromEntries(Object.entries(etcd).map(([n, e]) => [`n${n}`, { putPerSec: round(e.put, 0), getPerSec: round(e.get, 0), putP50Ms: round(e.putP50), putP99Ms: round(e.putP99), clientCpuCores: e.clientCores }])),
+    etcd: Object.fromEntries(
+      Object.entries(etcd).map(([n, e]) => [
+        `n${n}`,
+        {
+          putPerSec: round(e.put, 0),
+          getPerSec: round(e.get, 0),
+          putP50Ms: round(e.putP50),
+          putP99Ms: round(e.putP99),
+          clientCpuCores: e.clientCores
+        }
+      ])
+    ),
     etcdFsync: "disabled (--unsafe-no-fsync): POPUC keeps its state in memory like the paper",
     redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
     failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
@@ -236,16 +330,54 @@ export const run = async (quick: boolean) => {
     loadMs: plan.loadMs
   })
 
-  printTable(`POPUC engine, failure-free${quick ? " (quick)" : ""}`, ["N", "idle inst/s", "rounds/inst", "round ms", "round p50", "round p99", "round max", "self-quits", "RSS MB"], engineRows)
-  printTable("Replicated KV (Reef POPUC), 128 in flight", ["N", "mode", "set/s", "set p50", "set p99", "get/s", "get p50", "get p99", "errors"], kvRows)
-  printTable("Peers, same machine, same run", ["system", "N", "write/s", "read/s", "write p50", "write p99", "client cores"], [
-    ...Object.entries(etcd).map(([n, e]) => ["etcd (no fsync, Go client)", n, e.put, e.get, e.putP50, e.putP99, e.clientCores]),
-    ["redis (unreplicated)", 1, redisSet.throughputPerSec, redisGet.throughputPerSec, redisSet.p50Ms, redisSet.p99Ms, round(redisSet.clientCpuSeconds / redisSet.seconds)]
-  ])
-  printTable("Failover under load (N = 5)", ["system", "stall ms", "stall rounds", "before /s", "after /s"], [
-    ["reef: kill 1 replica", failover.reefStallMs ?? "", failover.reefStallRounds ?? "", failover.reefSetPerSecBefore ?? "", failover.reefSetPerSecAfter ?? ""],
-    ["etcd: kill the leader", etcdStallMs, "", "", ""]
-  ])
+  printTable(
+    `POPUC engine, failure-free${quick ? " (quick)" : ""}`,
+    ["N", "idle inst/s", "rounds/inst", "round ms", "round p50", "round p99", "round max", "self-quits", "RSS MB"],
+    engineRows
+  )
+  printTable(
+    "Replicated KV (Reef POPUC), 128 in flight",
+    ["N", "mode", "set/s", "set p50", "set p99", "get/s", "get p50", "get p99", "errors"],
+    kvRows
+  )
+  printTable(
+    "Peers, same machine, same run",
+    ["system", "N", "write/s", "read/s", "write p50", "write p99", "client cores"],
+    [
+      ...Object.entries(etcd).map(([n, e]) => [
+        "etcd (no fsync, Go client)",
+        n,
+        e.put,
+        e.get,
+        e.putP50,
+        e.putP99,
+        e.clientCores
+      ]),
+      [
+        "redis (unreplicated)",
+        1,
+        redisSet.throughputPerSec,
+        redisGet.throughputPerSec,
+        redisSet.p50Ms,
+        redisSet.p99Ms,
+        round(redisSet.clientCpuSeconds / redisSet.seconds)
+      ]
+    ]
+  )
+  printTable(
+    "Failover under load (N = 5)",
+    ["system", "stall ms", "stall rounds", "before /s", "after /s"],
+    [
+      [
+        "reef: kill 1 replica",
+        failover.reefStallMs ?? "",
+        failover.reefStallRounds ?? "",
+        failover.reefSetPerSecBefore ?? "",
+        failover.reefSetPerSecAfter ?? ""
+      ],
+      ["etcd: kill the leader", etcdStallMs, "", "", ""]
+    ]
+  )
   printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
 
   const path = writeResult({ suite: "popuc", quick, machine: machine(), metrics: metrics as never, ratios })

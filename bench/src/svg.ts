@@ -11,7 +11,7 @@ export interface Series {
 
 const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
 export const lineChart = (options: {
   readonly title: string
@@ -37,11 +37,11 @@ export const lineChart = (options: {
   const parts: Array<string> = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(options.title)}</text>`,
+    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`,
     `<line x1="${margin.left}" y1="${margin.top + plotH}" x2="${margin.left + plotW}" y2="${margin.top + plotH}" stroke="black"/>`,
     `<line x1="${margin.left}" y1="${margin.top}" x2="${margin.left}" y2="${margin.top + plotH}" stroke="black"/>`,
-    `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escape(options.xLabel)}</text>`,
-    `<text x="18" y="${margin.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${margin.top + plotH / 2})">${escape(options.yLabel)}</text>`
+    `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`,
+    `<text x="18" y="${margin.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${margin.top + plotH / 2})">${escapeXml(options.yLabel)}</text>`
   ]
   for (const x of [...new Set(xs)].sort((a, b) => a - b)) {
     parts.push(`<text x="${px(x)}" y="${margin.top + plotH + 18}" text-anchor="middle">${x}</text>`)
@@ -52,21 +52,29 @@ export const lineChart = (options: {
   for (const t of ticks) {
     const y = py(t)
     parts.push(`<line x1="${margin.left - 4}" y1="${y}" x2="${margin.left + plotW}" y2="${y}" stroke="#ddd"/>`)
-    parts.push(`<text x="${margin.left - 8}" y="${y + 4}" text-anchor="end">${Math.round(t).toLocaleString("en")}</text>`)
+    parts.push(
+      `<text x="${margin.left - 8}" y="${y + 4}" text-anchor="end">${Math.round(t).toLocaleString("en")}</text>`
+    )
   }
   options.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!
     if (s.reference) {
       const y = py(s.points[0]?.[1] ?? 0)
-      parts.push(`<line x1="${margin.left}" y1="${y}" x2="${margin.left + plotW}" y2="${y}" stroke="${color}" stroke-dasharray="6 4" stroke-width="2"/>`)
+      parts.push(
+        `<line x1="${margin.left}" y1="${y}" x2="${margin.left + plotW}" y2="${y}" stroke="${color}" stroke-dasharray="6 4" stroke-width="2"/>`
+      )
     } else {
-      const path = s.points.map((p, j) => `${j === 0 ? "M" : "L"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(" ")
+      const path = s.points
+        .map((p, j) => `${j === 0 ? "M" : "L"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`)
+        .join(" ")
       parts.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="2"/>`)
       for (const p of s.points) parts.push(`<circle cx="${px(p[0])}" cy="${py(p[1])}" r="3.5" fill="${color}"/>`)
     }
     const ly = margin.top + 10 + i * 20
-    parts.push(`<line x1="${width - margin.right + 15}" y1="${ly}" x2="${width - margin.right + 40}" y2="${ly}" stroke="${color}" stroke-width="2"${s.reference ? ' stroke-dasharray="6 4"' : ""}/>`)
-    parts.push(`<text x="${width - margin.right + 46}" y="${ly + 4}">${escape(s.name)}</text>`)
+    parts.push(
+      `<line x1="${width - margin.right + 15}" y1="${ly}" x2="${width - margin.right + 40}" y2="${ly}" stroke="${color}" stroke-width="2"${s.reference ? ' stroke-dasharray="6 4"' : ""}/>`
+    )
+    parts.push(`<text x="${width - margin.right + 46}" y="${ly + 4}">${escapeXml(s.name)}</text>`)
   })
   parts.push("</svg>")
   return parts.join("\n")

@@ -11,6 +11,7 @@ import {
   type DeleteResponse,
   type GetResponse,
   KVClient,
+  type ReconfigureResponse,
   type SetResponse,
   type StateResponse
 } from "@reef/proto"
@@ -52,6 +53,11 @@ export interface KvClient {
     value: Uint8Array
   ) => Effect.Effect<CompareAndSetResponse, KvCallError>
   readonly state: (replica: number) => Effect.Effect<StateResponse, KvCallError>
+  /** Asks `replica` to propose a new member list (decided through consensus). */
+  readonly reconfigure: (
+    replica: number,
+    members: ReadonlyArray<string>
+  ) => Effect.Effect<ReconfigureResponse, KvCallError>
 }
 
 type Unary<I, O> = (
@@ -117,6 +123,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
           expectAbsent: expected === null,
           value: toBuffer(value)
         }),
-      state: (replica) => call("State", replica, (c) => c.state, {})
+      state: (replica) => call("State", replica, (c) => c.state, {}),
+      reconfigure: (replica, members) => call("Reconfigure", replica, (c) => c.reconfigure, { members: [...members] })
     }
   })

@@ -14,6 +14,7 @@ import {
   type AppliedBatch,
   EngineError,
   type EngineOptions,
+  isValidMembers,
   type NicEngine,
   startEngine,
   valueFromWire,
@@ -29,6 +30,7 @@ import {
   GetResponse,
   KVService,
   KvCommand,
+  ReconfigureResponse,
   SetResponse,
   type StateResponse
 } from "@reef/proto"
@@ -94,6 +96,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     let nextRequest = 1
     const waiting = new Map<number, (applied: Applied) => void>()
     let barrier: BarrierState<ReadWaiter> = emptyBarrierState()
+    /** Reconfigure calls waiting for their membership value to be applied, in proposal order. */
+    const membershipWaiters: Array<(instance: number) => void> = []
 
     const decisions = new DecisionLog()
     /** Catch-up requests wait for the next decision, so the joiner enters an instance as it starts. */
@@ -121,6 +125,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       for (const value of batch.values) {
         if (value.kind === "membership") {
           members = [...value.members]
+          if (value.proposer === options.id) membershipWaiters.shift()?.(batch.instance)
           continue
         }
         if (value.kind !== "client") continue
@@ -322,7 +327,22 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
             instance: applied.instance
           })
         }),
-      state: () => stateResponse
+      state: () => stateResponse,
+      reconfigure: (request) =>
+        Effect.gen(function* () {
+          if (!isValidMembers(request.members)) {
+            return yield* new InvalidRequestError({
+              field: "members",
+              reason: "need an odd number (2t+1) of distinct, non-empty replica ids"
+            })
+          }
+          const running = yield* engineOrFail.pipe(Effect.mapError((e) => unavailable(e.reason)))
+          const decided = Effect.async<number>((resume) => {
+            membershipWaiters.push((instance) => resume(Effect.succeed(instance)))
+          })
+          yield* running.proposeMembership(request.members).pipe(Effect.mapError((e) => unavailable(e.reason)))
+          return ReconfigureResponse.fromPartial({ decidedInstance: yield* decided })
+        })
     })
 
     const { protoRoot } = yield* Effect.promise(() => import("@reef/proto"))

@@ -24,6 +24,15 @@ export const protobufPackage = "reef.v1";
 
 export const protobufFileName = "reef/v1/kv.proto";
 
+export interface ReconfigureRequest {
+  members: string[];
+}
+
+export interface ReconfigureResponse {
+  /** Instance whose decision carried the change (it takes effect two instances later). */
+  decidedInstance: number;
+}
+
 export interface GetRequest {
   key: string;
 }
@@ -144,6 +153,152 @@ export interface KvEntry {
   value: Buffer;
   version: number;
 }
+
+function createBaseReconfigureRequest(): ReconfigureRequest {
+  return { members: [] };
+}
+
+export const ReconfigureRequest: MessageFns<ReconfigureRequest, "reef.v1.ReconfigureRequest"> = {
+  $type: "reef.v1.ReconfigureRequest" as const,
+
+  encode(message: ReconfigureRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.members) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReconfigureRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReconfigureRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.members.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReconfigureRequest {
+    return {
+      members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: ReconfigureRequest): unknown {
+    const obj: any = {};
+    if (message.members?.length) {
+      obj.members = message.members;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReconfigureRequest>): ReconfigureRequest {
+    return ReconfigureRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReconfigureRequest>): ReconfigureRequest {
+    const message = createBaseReconfigureRequest();
+    message.members = object.members?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseReconfigureResponse(): ReconfigureResponse {
+  return { decidedInstance: 0 };
+}
+
+export const ReconfigureResponse: MessageFns<ReconfigureResponse, "reef.v1.ReconfigureResponse"> = {
+  $type: "reef.v1.ReconfigureResponse" as const,
+
+  encode(message: ReconfigureResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.decidedInstance !== 0) {
+      writer.uint32(8).uint64(message.decidedInstance);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReconfigureResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReconfigureResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.decidedInstance = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReconfigureResponse {
+    return {
+      decidedInstance: isSet(object.decidedInstance)
+        ? globalThis.Number(object.decidedInstance)
+        : isSet(object.decided_instance)
+        ? globalThis.Number(object.decided_instance)
+        : 0,
+    };
+  },
+
+  toJSON(message: ReconfigureResponse): unknown {
+    const obj: any = {};
+    if (message.decidedInstance !== 0) {
+      obj.decidedInstance = Math.round(message.decidedInstance);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReconfigureResponse>): ReconfigureResponse {
+    return ReconfigureResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReconfigureResponse>): ReconfigureResponse {
+    const message = createBaseReconfigureResponse();
+    message.decidedInstance = object.decidedInstance ?? 0;
+    return message;
+  },
+};
 
 function createBaseGetRequest(): GetRequest {
   return { key: "" };
@@ -2155,6 +2310,19 @@ export const KVService = {
     responseSerialize: (value: StateResponse): Buffer => Buffer.from(StateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): StateResponse => StateResponse.decode(value),
   },
+  /**
+   * Replaces the group's members (N = 2t+1 distinct ids), decided through consensus like any command;
+   * it takes effect a fixed number of instances after its decision, identically at every replica.
+   */
+  reconfigure: {
+    path: "/reef.v1.KV/Reconfigure" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReconfigureRequest): Buffer => Buffer.from(ReconfigureRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReconfigureRequest => ReconfigureRequest.decode(value),
+    responseSerialize: (value: ReconfigureResponse): Buffer => Buffer.from(ReconfigureResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReconfigureResponse => ReconfigureResponse.decode(value),
+  },
 } as const;
 
 export interface KVServer extends UntypedServiceImplementation {
@@ -2164,6 +2332,11 @@ export interface KVServer extends UntypedServiceImplementation {
   compareAndSet: handleUnaryCall<CompareAndSetRequest, CompareAndSetResponse>;
   /** The replica's applied position and state hash: equal hashes at equal positions mean equal states. */
   state: handleUnaryCall<StateRequest, StateResponse>;
+  /**
+   * Replaces the group's members (N = 2t+1 distinct ids), decided through consensus like any command;
+   * it takes effect a fixed number of instances after its decision, identically at every replica.
+   */
+  reconfigure: handleUnaryCall<ReconfigureRequest, ReconfigureResponse>;
 }
 
 export interface KVClient extends Client {
@@ -2236,6 +2409,25 @@ export interface KVClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: StateResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Replaces the group's members (N = 2t+1 distinct ids), decided through consensus like any command;
+   * it takes effect a fixed number of instances after its decision, identically at every replica.
+   */
+  reconfigure(
+    request: ReconfigureRequest,
+    callback: (error: ServiceError | null, response: ReconfigureResponse) => void,
+  ): ClientUnaryCall;
+  reconfigure(
+    request: ReconfigureRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReconfigureResponse) => void,
+  ): ClientUnaryCall;
+  reconfigure(
+    request: ReconfigureRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReconfigureResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,71 @@
+/**
+ * "Adding or removing a replica is decided through consensus (N stays 2t+1)": a running 3-replica group
+ * grows to 5. The two new processes start knowing the target membership, catch up from the group, and can
+ * only join once the change, proposed through consensus, has taken effect.
+ */
+import { freePort, type NatsServer } from "@reef/kernel"
+import { makeKvClient } from "@reef/replica"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually, makeHarness, startActorProcess, startNats } from "./harness.js"
+import { type Group, startGroup } from "./popuc-harness.js"
+
+const cluster = "reconf"
+const harness = makeHarness()
+let nats: NatsServer
+let group: Group
+
+beforeAll(async () => {
+  nats = await startNats(harness)
+  group = await startGroup(harness, { n: 3, natsUrl: nats.url, cluster })
+}, 120_000)
+afterAll(() => harness.close())
+
+describe("membership change through consensus", () => {
+  it("a 3-replica group grows to 5 and every replica ends with the same state", async () => {
+    const all = ["r1", "r2", "r3", "r4", "r5"]
+    const newPorts = await Promise.all([0, 1].map(() => Effect.runPromise(freePort)))
+    const addresses = [...group.addresses, ...newPorts.map((p) => `127.0.0.1:${p}`)]
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const client = yield* makeKvClient({ replicas: group.addresses, mode: "leader" })
+        yield* client.set("before", Buffer.from("3 replicas"))
+        // An invalid member list is refused at the edge.
+        const refused = yield* client.reconfigure(0, ["r1", "r2"]).pipe(Effect.flip)
+        expect(refused.code).toBe(3)
+      }).pipe(Effect.scoped)
+    )
+    await Promise.all(
+      ["r4", "r5"].map((id, i) =>
+        startActorProcess(harness, {
+          role: "replica",
+          id,
+          natsUrl: nats.url,
+          cluster,
+          extraArgs: ["--group", "kv", "--members", all.join(","), "--kv-port", String(newPorts[i]!)]
+        })
+      )
+    )
+    const decided = await Effect.runPromise(
+      Effect.gen(function* () {
+        const client = yield* makeKvClient({ replicas: group.addresses, mode: "leader" })
+        return yield* client.reconfigure(0, all)
+      }).pipe(Effect.scoped)
+    )
+    expect(decided.decidedInstance).toBeGreaterThan(0)
+    const states = await Effect.runPromise(
+      Effect.gen(function* () {
+        const client = yield* makeKvClient({ replicas: addresses, mode: "colocated", clientIndex: 4 })
+        yield* eventually(client.set("after", Buffer.from("5 replicas")), 60)
+        return yield* eventually(
+          Effect.forEach(addresses, (_, i) => client.state(i)).pipe(
+            Effect.filterOrFail((s) => new Set(s.map((x) => `${x.appliedCommands}/${x.stateHash}`)).size === 1)
+          ),
+          60
+        )
+      }).pipe(Effect.scoped)
+    )
+    expect(states.map((s) => s.members.length)).toEqual([5, 5, 5, 5, 5])
+    expect(states[4]!.keys).toBe(2)
+  }, 180_000)
+})
