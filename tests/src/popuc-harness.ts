@@ -23,7 +23,14 @@ export interface Group {
 
 export const startGroup = async (
   harness: Harness,
-  options: { readonly n: number; readonly natsUrl: string; readonly cluster: string; readonly group?: string }
+  options: {
+    readonly n: number
+    readonly natsUrl: string
+    readonly cluster: string
+    readonly group?: string
+    /** Parallel NIC engines per replica (the pipelined mode). */
+    readonly engines?: number
+  }
 ): Promise<Group> => {
   const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
   const ports = await Promise.all(ids.map(() => Effect.runPromise(freePort)))
@@ -40,7 +47,8 @@ export const startGroup = async (
         "--members",
         ids.join(","),
         "--kv-port",
-        String(ports[ids.indexOf(id)]!)
+        String(ports[ids.indexOf(id)]!),
+        ...(options.engines === undefined ? [] : ["--engines", String(options.engines)])
       ]
     })
     processes.set(id, process)
