@@ -1,10 +1,11 @@
-/** `reef bench <suite>`: runs bench/src/main.ts in a child process with the same arguments as `pnpm bench`. */
+/** `reef bench <suite>`: runs `pnpm bench <suite>` (build, then bench/dist/main.js) from the repository root. */
 import { Command } from "@effect/platform"
 import * as Effect from "effect/Effect"
-import { sourceArgv } from "./self-command.js"
+import { repoRoot } from "./self-command.js"
 
 export const runBench = (suite: string, quick: boolean) =>
-  Command.make(process.execPath, ...sourceArgv("bench/src/main.ts", [suite, ...(quick ? ["--quick"] : [])])).pipe(
+  Command.make("pnpm", "--silent", "bench", suite, ...(quick ? ["--quick"] : [])).pipe(
+    Command.workingDirectory(repoRoot),
     Command.stdout("inherit"),
     Command.stderr("inherit"),
     Command.exitCode,
