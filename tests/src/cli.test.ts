@@ -11,12 +11,22 @@ import { afterEach, describe, expect, it } from "vitest"
 
 const running: Array<ChildProcess> = []
 afterEach(() => {
-  for (const child of running.splice(0)) if (child.exitCode === null) child.kill("SIGKILL")
+  // Each `reef` runs in its own process group: a failed test must not leave its actor processes behind.
+  for (const child of running.splice(0)) {
+    if (child.exitCode === null && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL")
+      } catch {
+        child.kill("SIGKILL")
+      }
+    }
+  }
 })
 
 const reef = (args: ReadonlyArray<string>) => {
   const child = spawn(process.execPath, [...reefArgv(args)], {
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
     env: { ...process.env, OTEL_SDK_DISABLED: "true" }
   })
   running.push(child)

@@ -45,7 +45,7 @@ export const startReefChild = (options: ChildOptions) =>
     Effect.async<ChildProcess, ChildStartError>((resume) => {
       const child = spawn(process.execPath, [...reefArgv(options.args)], {
         stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, ...options.env }
+        env: { ...process.env, REEF_EXIT_WITH_PARENT: "1", ...options.env }
       })
       const print = options.onLine ?? ((line: string) => console.log(`[${options.name}] ${line}`))
       let ready = false

@@ -50,7 +50,23 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
   }
 }
 
+/**
+ * A child of `reef up` (or of a test) stops when its parent is gone, even after a SIGKILL that gave the parent
+ * no chance to stop it: Linux re-parents an orphan, so a changed ppid means the parent died.
+ */
+const exitWithParent = () => {
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer)
+      process.kill(process.pid, "SIGTERM")
+    }
+  }, 1_000)
+  timer.unref()
+}
+
 export const main = (argv: ReadonlyArray<string>) => {
+  if (process.env.REEF_EXIT_WITH_PARENT === "1") exitWithParent()
   const { role, options } = parseRunArgs(argv)
   runMain(runRole(role, options))
 }
