@@ -40,6 +40,8 @@ export type EngineCommand =
       readonly startInstance: number
       readonly decisions: ReadonlyArray<DecidedInstance>
       readonly schedule: MembershipSchedule
+      /** Open the instance at once (default) or wait for a peer's round-1 message (a collapsed group's followers). */
+      readonly startNow?: boolean
     }
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   | { readonly _tag: "ReportStats" }
@@ -300,7 +302,13 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
             if (msg.instance >= command.startInstance) apply({ _tag: "Receive", from, msg }, undefined)
           }
           const current = state.multi?.current
-          if (state.phase === "running" && current?.instance === command.startInstance && current.round === 0) {
+          const startNow = command.startNow ?? true
+          if (
+            startNow &&
+            state.phase === "running" &&
+            current?.instance === command.startInstance &&
+            current.round === 0
+          ) {
             apply({ ...join, decisions: [], startNow: true }, undefined)
           }
           return

@@ -74,6 +74,7 @@ export interface NicEngine {
     readonly startInstance: number
     readonly decisions: ReadonlyArray<DecidedInstance>
     readonly schedule: MembershipSchedule
+    readonly startNow?: boolean
   }) => Effect.Effect<void, EngineError>
 }
 
@@ -162,7 +163,9 @@ export const startEngine = (
               ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
             },
             ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
-            minInteractionMs: options.minInteractionMs ?? 20,
+            // On a shared 2-core machine every replica's threads compete with the others: larger groups see
+            // longer scheduling delays than an idle calibration measures, so the floor grows with N.
+            minInteractionMs: options.minInteractionMs ?? Math.max(20, 6 * options.members.length),
             calibrationProbes: options.calibrationProbes ?? 200,
             safetyFactor: options.safetyFactor ?? 2
           }

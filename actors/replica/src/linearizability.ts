@@ -1,39 +1,41 @@
 /**
- * Linearizability checker for key-value histories (see `history.ts`), dependency-free and pure.
+ * Linearizability checker for key-value histories (see `history.ts`): pure, no dependencies.
  *
  * Linearizability is local (Herlihy & Wing): a history is linearizable iff each object's sub-history is, so
- * every key is checked on its own against a register model (state = absent | value). That split is what
- * makes thousands of operations tractable: the search below is exponential in concurrency, not length.
+ * each key is checked on its own against a register (state: absent | value). That keeps the search
+ * exponential in the concurrency on one key, not in the length of the history.
  *
- * Per key, the Wing & Gong search with Lowe's memoization, in Porcupine's "just-in-time" form: call and
- * return events sit in one time-ordered doubly linked list. Walking from the head, an operation whose call
- * is reached before any return may be linearized next (nothing still open returned before it was called);
- * trying it lifts its call and return out of the list. Reaching a return means that operation can no longer
- * be placed, so the last choice is undone. A configuration (set of linearized operations, register state)
- * that was explored once is never explored again, which bounds the work by the number of distinct
- * configurations; `maxStates` bounds that number so a pathological history reports "unknown" instead of
- * hanging.
+ * Per key, the Wing & Gong search with Lowe's memoization, in Porcupine's "just-in-time" form: calls and
+ * returns sit in one time-ordered linked list; an operation whose call comes before the first remaining
+ * return may be linearized next (everything that returned before it was called already is), and placing it
+ * lifts its call and return out of the list. When no candidate works, the last choice is undone. A
+ * configuration (linearized set, register state) is entered at most once, and `maxStates` bounds how many
+ * are entered, so a pathological history yields "unknown" instead of hanging.
  *
- * Operations with unknown outcome get a return at +∞: they may be linearized anywhere after their call, and
- * linearizing one after every completed operation is the same as it never taking effect. Reads with unknown
- * outcome observe nothing and are dropped. Events at the same instant count as concurrent (calls sort
- * before returns), the lenient choice for clocks of limited resolution.
+ * An operation with unknown outcome (timed out, UNAVAILABLE) gets a return at +∞: it may take effect at any
+ * point after its call, and placing it after every completed operation is the same as it never taking
+ * effect. An ambiguous read observes nothing and is dropped. Events at the same instant count as
+ * concurrent (calls sort before returns): the lenient reading of a clock of limited resolution.
  */
 import { formatEntry, formatInterval, formatOperation, type HistoryEntry, type KvOperation } from "./history.js"
 
 export interface CheckOptions {
-  /** Limit on memoized configurations per key; beyond it the verdict is "unknown". */
+  /** Limit on configurations entered per key; beyond it the verdict is "unknown". */
   readonly maxStates?: number
 }
 
-export const defaultMaxStates = 5_000_000
+/**
+ * About 10–20 s and a few hundred MB in the worst case. Realistic histories need far fewer: 3,000
+ * operations of 16 clients on one key enter some 10^4 configurations.
+ */
+export const defaultMaxStates = 1_000_000
 
 export type LinearizabilityResult =
   | {
       readonly _tag: "Linearizable"
       readonly ok: true
       readonly keys: number
-      /** Operations checked: ambiguous reads are not counted, they are dropped. */
+      /** Operations checked (ambiguous reads are dropped, not counted). */
       readonly operations: number
     }
   | {
@@ -50,12 +52,12 @@ export type LinearizabilityResult =
       readonly ok: false
       readonly key: string
       readonly reason: string
-      /** Same shape as for a violation, around the deepest blocked operation found before giving up. */
+      /** As for a violation, around the operation the search was stuck on furthest in. */
       readonly minimalWindow: ReadonlyArray<HistoryEntry>
       readonly statesExplored: number
     }
 
-/** Checks every key's sub-history; reports the first violation in key order, else the first "unknown". */
+/** Checks every key; reports the first violation in key order, else the first "unknown". */
 export const checkLinearizable = (
   entries: ReadonlyArray<HistoryEntry>,
   options: CheckOptions = {}
@@ -94,29 +96,77 @@ const assertWellFormed = (entry: HistoryEntry): void => {
   if (op._tag === "Get" && op.output?.found === true && op.output.value === undefined) fail("found without a value")
 }
 
-// ---- register model over interned states -------------------------------------------------------------
+const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: number): LinearizabilityResult => {
+  const intern = registerStates(entries)
+  // Ids in invocation order: the search's representation of linearized sets relies on it.
+  const ops: Array<KeyOp> = [...entries]
+    .sort((a, b) => a.invokeMs - b.invokeMs)
+    .map((entry) => ({ entry, ...compile(entry.op, intern), returnMs: entry.completeMs ?? Infinity }))
+  const outcome = search(ops, maxStates)
+  if (outcome._tag === "Linearizable") return { _tag: "Linearizable", ok: true, keys: 1, operations: ops.length }
+  const { furthest, statesExplored } = outcome
+  const minimalWindow = furthest === undefined ? [] : windowAround(ops, furthest.op)
+  if (outcome._tag === "Bounded")
+    return {
+      _tag: "Unknown",
+      ok: false,
+      key,
+      reason: `unknown (search bound exceeded): ${statesExplored} configurations entered without a verdict (maxStates)`,
+      minimalWindow,
+      statesExplored
+    }
+  return { _tag: "NotLinearizable", ok: false, key, reason: explain(ops, furthest!), minimalWindow }
+}
+
+// ---- the register model -------------------------------------------------------------------------------
 
 const nil = -1
-
-/** Register states are small integers per key: `absent` or the index of an interned value. */
+/** Register states are small integers per key; 0 is absent. */
 const absent = 0
-/** Returned by a step whose recorded output cannot follow the given state. */
+/** What a step returns when the recorded output cannot follow the given state. */
 const impossible = -1
 type Step = (state: number) => number
 
+/**
+ * Interns a key's values as states. Values that no operation compares against (no read returned one, no
+ * CAS expected or reported one) share one state: nothing tells them apart, and merging them makes
+ * timed-out writes of such values interchangeable (reduction 3 of `search`) and configurations that
+ * differ only in them identical.
+ */
+const registerStates = (entries: ReadonlyArray<HistoryEntry>) => {
+  const observed = new Set<string>()
+  for (const { op } of entries) {
+    if (op._tag === "Get" && op.output?.found) observed.add(op.output.value!)
+    if (op._tag !== "Cas") continue
+    if (op.expected !== null) observed.add(op.expected)
+    if (typeof op.output?.current === "string") observed.add(op.output.current)
+  }
+  const ids = new Map<string | undefined, number>() // `undefined` stands for every unobserved value
+  return (value: string | null): number => {
+    if (value === null) return absent
+    const name = observed.has(value) ? value : undefined
+    let id = ids.get(name)
+    if (id === undefined) {
+      id = ids.size + 1
+      ids.set(name, id)
+    }
+    return id
+  }
+}
+
 /** What one recorded operation does to the register, in the terms the search needs. */
 interface RegisterOp {
-  /** The next state, checked against the output when it is known. */
+  /** The next state; `impossible` where the recorded output contradicts the state. */
   readonly step: Step
-  /** Wherever the output is possible the state stays as it was: reads, failed CAS, deleting an absent key. */
+  /** Wherever the output is possible the state stays: reads, failed CAS, deleting an absent key. */
   readonly readOnly: boolean
   /** The next state is the same from every state: set, and delete with unknown outcome. */
   readonly stateIndependent: boolean
-  /** The one state the operation can follow, if there is one. */
+  /** The one state the operation can follow, or nil. */
   readonly needs: number
-  /** The state the operation may leave, if it may change it. */
+  /** The state the operation may leave behind if it changes the state, or nil. */
   readonly produces: number
-  /** Equal for operations with the same input over interned states: interchangeable if outcomes are unknown. */
+  /** Equal for operations with the same input (over interned states). */
   readonly signature: string
 }
 
@@ -149,14 +199,12 @@ const compile = (op: KvOperation, intern: (value: string | null) => number): Reg
       const expected = intern(op.expected)
       const next = intern(op.value)
       const out = op.output
-      // Unknown outcome: if it took effect it swapped exactly when the register held `expected`.
+      // Unknown outcome: if it took effect, it swapped exactly when the register held `expected`.
       if (out === undefined) return register((s) => (s === expected ? next : s), { produces: next })
-      if (out.swapped)
-        return register((s) => (s === expected ? next : impossible), {
-          readOnly: expected === next,
-          needs: expected,
-          produces: next
-        })
+      if (out.swapped) {
+        const fields = { readOnly: expected === next, needs: expected, produces: next }
+        return register((s) => (s === expected ? next : impossible), fields)
+      }
       if (out.current === undefined) return register((s) => (s !== expected ? s : impossible), { readOnly: true })
       const current = intern(out.current)
       return register((s) => (s !== expected && s === current ? s : impossible), { readOnly: true, needs: current })
@@ -164,7 +212,7 @@ const compile = (op: KvOperation, intern: (value: string | null) => number): Reg
   }
 }
 
-// ---- search ---------------------------------------------------------------------------------------------
+// ---- the search -----------------------------------------------------------------------------------------
 
 interface KeyOp extends RegisterOp {
   readonly entry: HistoryEntry
@@ -172,289 +220,194 @@ interface KeyOp extends RegisterOp {
   readonly returnMs: number
 }
 
-type SearchOutcome =
-  | { readonly _tag: "Linearizable" }
-  | { readonly _tag: "Stuck" | "Bounded"; readonly statesExplored: number; readonly deepest: Deepest | undefined }
-
-/** Where the search got furthest: `op` could not be placed after `depth` linearized operations. */
-interface Deepest {
+/** Where the search got furthest: `op` could not be placed after `depth` others, `writer` wrote last. */
+interface Furthest {
   readonly op: number
   readonly depth: number
-  readonly state: number
+  readonly writer: number
 }
 
-const head = 0
-
-/**
- * A key's register states as small integers, `absent` being 0. Values that no operation compares against
- * (no read returned one, no CAS expected or reported one) share one state: nothing tells them apart, and
- * merging them makes timed-out writes of such values interchangeable (reduction 3 below) and lets
- * configurations that differ only in them coincide in the memo.
- */
-const registerStates = (entries: ReadonlyArray<HistoryEntry>) => {
-  const observed = new Set<string>()
-  for (const { op } of entries) {
-    if (op._tag === "Get" && op.output?.found) observed.add(op.output.value!)
-    if (op._tag !== "Cas") continue
-    if (op.expected !== null) observed.add(op.expected)
-    if (typeof op.output?.current === "string") observed.add(op.output.current)
-  }
-  const names = ["absent"]
-  const ids = new Map<string, number>()
-  const unobserved = "a value no operation observed"
-  const intern = (value: string | null): number => {
-    if (value === null) return absent
-    const name = observed.has(value) ? JSON.stringify(value) : unobserved
-    let id = ids.get(name)
-    if (id === undefined) {
-      id = names.push(name) - 1
-      ids.set(name, id)
+type SearchOutcome =
+  | { readonly _tag: "Linearizable" }
+  | {
+      readonly _tag: "Stuck" | "Bounded"
+      readonly statesExplored: number
+      readonly furthest: Furthest | undefined
     }
-    return id
-  }
-  return { intern, name: (state: number): string => names[state]! }
-}
 
-const checkKey = (key: string, entries: ReadonlyArray<HistoryEntry>, maxStates: number): LinearizabilityResult => {
-  const states = registerStates(entries)
-  // Ids in invocation order: the memo key below relies on it.
-  const ops: Array<KeyOp> = [...entries]
-    .sort((a, b) => a.invokeMs - b.invokeMs)
-    .map((entry) => ({
-      entry,
-      ...compile(entry.op, states.intern),
-      returnMs: entry.completeMs ?? Infinity
-    }))
-  const outcome = search(ops, maxStates)
-  if (outcome._tag === "Linearizable") return { _tag: "Linearizable", ok: true, keys: 1, operations: ops.length }
-  const window = outcome.deepest === undefined ? [] : windowAround(ops, outcome.deepest.op)
-  if (outcome._tag === "Bounded")
-    return {
-      _tag: "Unknown",
-      ok: false,
-      key,
-      reason: `unknown (search bound exceeded): explored ${outcome.statesExplored} configurations (maxStates)`,
-      minimalWindow: window,
-      statesExplored: outcome.statesExplored
-    }
-  const deepest = outcome.deepest!
-  return {
-    _tag: "NotLinearizable",
-    ok: false,
-    key,
-    reason: explain(ops, deepest, states.name, writtenValues(entries)),
-    minimalWindow: window
-  }
-}
-
-/** A node's linearized set and register state. */
+/** A linearized set and the register state after it. */
 interface Configuration {
   readonly state: number
   /**
    * Completed operations with id < frontier are linearized, except `holes`. Ids follow invocation order and
-   * an operation is only linearized once every operation that returned before its call is, so holes are
-   * operations still open at the frontier: at most one per client, where an n-bit set would grow with n.
+   * an operation is placed only when all that returned before its call are, so the holes are operations
+   * still open at the frontier: at most one per client, where a bit set would grow with the history.
    */
   readonly frontier: number
   readonly holes: ReadonlyArray<number>
-  /** Linearized operations with unknown outcome, ascending: only those that some result depended on. */
+  /**
+   * Linearized operations with unknown outcome, as counts per class of identical ones: flat pairs
+   * `[class, count, …]` by class. Reduction 3 places each class in invocation order, so counts suffice.
+   */
   readonly unknownPlaced: ReadonlyArray<number>
   readonly completedLeft: number
+  /** If the last operation placed had an unknown outcome, the state before it (reduction 2), else nil. */
+  readonly before: number
 }
 
 interface SearchNode {
   readonly configuration: Configuration
-  /** The first return in the list: its operation must be placed before anything after it. */
+  /** The first return in the list: its operation must be placed before anything called after it. */
   readonly blocking: number
-  /** The operation to blame if every choice here fails: the blocking one, or one the lookahead starved. */
+  /** The operation to blame if every choice fails: the blocking one, or one the lookahead found starved. */
   readonly blocked: number
-  /** Call positions to try, in order; phase 2 appends the operations with unknown outcome worth trying. */
-  choices: Array<number>
+  /** Call positions to try, in order. */
+  readonly choices: ReadonlyArray<number>
   tried: number
-  phase: 1 | 2
-  /** The call the current child placed, to restore when backtracking to this node. */
+  /** The call the current child placed, to put back when the search returns here. */
   placed: number
 }
 
+/** Subsumption compares a new configuration with this many recent ones of the same completed set. */
+const subsumptionWindow = 16
+
 /**
- * Porcupine's `checkSingle` as an explicit depth-first search, plus reductions that keep 16 clients and
- * timed-out writes tractable. Each keeps the search complete, by turning any valid order into one the
- * search tries:
+ * Depth-first search over configurations, with reductions that keep 16 clients and timed-out writes
+ * tractable. Each keeps the search complete: a valid order with the fewest unknown-outcome operations
+ * placed can be rearranged into one the search tries.
  *  1. A read-only candidate whose output fits the state is the node's only choice: a valid order placing
  *     it later stays valid with it moved here, as it changes nothing and all that must precede it has.
- *  2. An operation with unknown outcome is useless where the operation after it behaves the same without
- *     it: moving it to the end (i.e. to never) keeps the order valid. So one is placed only where another
- *     candidate depends on it, and the next choice is then among those dependents. Such operations are
- *     tried after the completed candidates (phase 2), except those the blocked operation needs right away.
- *     The search ends once every completed operation is placed: the rest can take effect never.
- *  3. Of identical unknown-outcome operations only the earliest unplaced one is tried: they are
- *     interchangeable, all being open from their call to the end.
- * Memoization makes each configuration (linearized set, state, and `before` for reduction 2) explored once.
+ *  2. In a fewest-placed order, each unknown-outcome operation is followed by one that depends on it
+ *     (behaves differently after it), since an operation nothing depends on can be dropped, i.e. take
+ *     effect never. So one is a choice only if some candidate depends on it, and the choices right after
+ *     it are its dependents. The search ends once every completed operation is placed.
+ *  3. Of identical unknown-outcome operations only the earliest unplaced one is a choice: all are open
+ *     from their call to the end, so they are interchangeable.
+ *  4. Lookahead: an operation that needs a state the register does not hold must see it written first, by
+ *     an unplaced writer called before the operation returns; with none left the node is a dead end. This
+ *     catches a wrong order of writes at once, not after exploring everything concurrent with it.
+ *  5. Memo with subsumption: a configuration is skipped if one with the same completed operations and
+ *     state, a subset of its unknown-outcome operations placed and no narrower choices was entered, since
+ *     that one can do all it can.
+ * Choices go earliest deadline first: a completed operation's return, or for an unknown-outcome one the
+ * earliest return among its dependents.
  */
 const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => {
   const list = eventList(ops)
   const { next, opOf, isCall } = list
   const unknownOutcome = ops.map((o) => o.returnMs === Infinity)
-  const placedFlag = new Uint8Array(ops.length)
-  const previousIdentical = previousIdenticalUnknown(ops, unknownOutcome)
-  // Memo with subsumption: a configuration is skipped if one with the same completed operations and state
-  // but a subset of its unknown-outcome operations placed was entered, since that one can do all it can
-  // (the extra operations may as well never take effect). Exact repeats are the special case.
-  const explored = new Map<string, Array<ReadonlyArray<number>>>()
-  let statesExplored = 0
-  const completedKey = (c: Configuration) => `${c.state}:${c.frontier}:${c.holes.join(",")}`
-  const subsumed = (c: Configuration): boolean =>
-    explored.get(completedKey(c))?.some((placed) => isSubset(placed, c.unknownPlaced)) ?? false
-  const remember = (c: Configuration) => {
-    const key = completedKey(c)
-    const known = explored.get(key)
-    if (known === undefined) explored.set(key, [c.unknownPlaced])
-    else known.push(c.unknownPlaced)
-    statesExplored++
-  }
-  let deepest: Deepest | undefined
-
+  const placed = new Uint8Array(ops.length)
   const stepOf = (e: number, state: number): number => ops[opOf[e]!]!.step(state)
   const fits = (e: number, state: number): boolean => stepOf(e, state) !== impossible
   const isUnknown = (e: number): boolean => unknownOutcome[opOf[e]!]!
-  /** Reduction 3: of identical unknown-outcome operations only the earliest unplaced one is a choice. */
-  const isCanonical = (e: number): boolean => {
-    const previous = previousIdentical[opOf[e]!]!
-    return previous === nil || placedFlag[previous] === 1
-  }
-  /** Whether `e` can follow `state` and does something else there than after `before` (reduction 2). */
+  /** Whether `e` can follow `state` and then does something else than after `before` (reduction 2). */
   const dependsOn = (e: number, state: number, before: number): boolean => {
     const then = stepOf(e, state)
     return then !== impossible && then !== stepOf(e, before)
   }
 
-  // Lookahead: an operation that needs a state the register does not hold must see it written first, by an
-  // unplaced writer invoked before the operation returns. With none left, the node is a dead end; this
-  // catches a wrong order of writes at once instead of after exploring everything concurrent with it.
-  const writers = new Map<number, Array<number>>()
-  const writerIndex = new Int32Array(ops.length)
-  ops.forEach((o, id) => {
-    if (o.produces === nil) return
-    const list = writers.get(o.produces) ?? []
-    writerIndex[id] = list.push(id) - 1
-    writers.set(o.produces, list)
-  })
-  /** Per state, an index into its writers before which all are placed. */
-  const placedBefore = new Map<number, number>()
-  const starved = (e: number, state: number): boolean => {
-    const op = opOf[e]!
-    const { needs, returnMs } = ops[op]!
-    if (needs === nil || needs === state) return false
-    const list = writers.get(needs) ?? []
-    let first = placedBefore.get(needs) ?? 0
-    while (first < list.length && placedFlag[list[first]!] === 1) first++
-    placedBefore.set(needs, first)
-    for (let i = first; i < list.length; i++) {
-      const w = list[i]!
-      if (w !== op && placedFlag[w] === 0) return ops[w]!.entry.invokeMs > returnMs // ids follow invocation
-    }
-    return true
+  const { previousIdentical, classOf } = identicalUnknown(ops, unknownOutcome)
+  const isCanonical = (e: number): boolean => {
+    const previous = previousIdentical[opOf[e]!]!
+    return previous === nil || placed[previous] === 1
   }
-  const setPlaced = (op: number, placed: boolean) => {
-    placedFlag[op] = placed ? 1 : 0
-    const { produces } = ops[op]!
-    if (!placed && produces !== nil)
-      placedBefore.set(produces, Math.min(placedBefore.get(produces) ?? 0, writerIndex[op]!))
-  }
+  const starvation = lookahead(ops, placed)
+  const memo = memoWithSubsumption()
 
+  /** The calls before the first return, and that return (a completed operation is left, so there is one). */
   const candidates = (): { calls: Array<number>; blocking: number } => {
     const calls: Array<number> = []
     let e = next[head]!
     for (; isCall[e] === 1; e = next[e]!) if (!isUnknown(e) || isCanonical(e)) calls.push(e)
-    return { calls, blocking: e } // a completed operation is left, so a finite return ends the candidates
+    return { calls, blocking: e }
   }
 
   const enter = (configuration: Configuration): SearchNode => {
     const { calls, blocking } = candidates()
-    const { state } = configuration
-    const node = (choices: Array<number>, phase: 1 | 2, blocked = opOf[blocking]!): SearchNode => ({
-      configuration,
-      blocking,
-      blocked,
-      choices,
-      tried: 0,
-      phase,
-      placed: nil
-    })
-    const starving = calls.find((e) => starved(e, state))
-    if (starving !== undefined) return node([], 2, opOf[starving]!)
-    const readOnly = calls.find((e) => ops[opOf[e]!]!.readOnly && fits(e, state))
-    if (readOnly !== undefined) return node([readOnly], 2)
-    // Order: whatever lets the blocked operation go next, then earliest return first. Unknown-outcome
-    // operations the blocked one depends on are tried here already, the rest in phase 2.
-    const rank = (e: number): number => {
-      if (e === blocking) return 0
-      return fits(blocking, stepOf(e, state)) ? 1 : 2
+    const { state, before } = configuration
+    const node = (choices: ReadonlyArray<number>, blocked = opOf[blocking]!): SearchNode => {
+      return { configuration, blocking, blocked, choices, tried: 0, placed: nil }
     }
-    const choices = calls
-      .filter((e) => fits(e, state) && (!isUnknown(e) || dependsOn(blocking, stepOf(e, state), state)))
-      .map((e) => ({ e, rank: rank(e), returnMs: ops[opOf[e]!]!.returnMs }))
-      .sort((a, b) => a.rank - b.rank || a.returnMs - b.returnMs)
-      .map(({ e }) => e)
-    return node(choices, 1)
-  }
-
-  /** Phase 2: unknown-outcome candidates that some other candidate depends on. */
-  const unknownChoices = (state: number): Array<number> => {
-    const { calls } = candidates()
-    const dependents = calls.filter((e) => !ops[opOf[e]!]!.stateIndependent)
-    return calls.filter((e) => {
-      if (!isUnknown(e)) return false
+    const starved = calls.find((e) => starvation.starved(opOf[e]!, state))
+    if (starved !== undefined) return node([], opOf[starved]!)
+    const eligible = before === nil ? calls : calls.filter((e) => dependsOn(e, state, before))
+    const readOnly = eligible.find((e) => ops[opOf[e]!]!.readOnly && fits(e, state))
+    if (readOnly !== undefined) return node([readOnly])
+    const stateDependent = calls.filter((e) => !ops[opOf[e]!]!.stateIndependent)
+    /** The deadline of a choice; NaN for an unknown-outcome operation nothing depends on. */
+    const deadline = (e: number): number => {
+      if (!isUnknown(e)) return ops[opOf[e]!]!.returnMs
       const after = stepOf(e, state)
-      return after !== state && dependents.some((d) => d !== e && dependsOn(d, after, state))
-    })
+      let earliest = Number.NaN
+      for (const d of stateDependent)
+        if (d !== e && dependsOn(d, after, state)) earliest = Math.min(ops[opOf[d]!]!.returnMs, earliest || Infinity)
+      return earliest
+    }
+    const choices = eligible
+      .filter((e) => fits(e, state))
+      .map((e) => ({ e, deadline: deadline(e) }))
+      .filter(({ deadline }) => !Number.isNaN(deadline))
+      .sort((a, b) => a.deadline - b.deadline)
+      .map(({ e }) => e)
+    return node(choices)
   }
 
-  const placeInto = (c: Configuration, op: number, state: number): Configuration => {
-    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: insertSorted(c.unknownPlaced, op) }
+  const placeInto = (c: Configuration, op: number): Configuration => {
+    const state = ops[op]!.step(c.state)
+    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: countOne(c.unknownPlaced, classOf[op]!), before: c.state }
     const holes =
       op >= c.frontier
         ? c.holes.concat(range(c.frontier, op).filter((h) => !unknownOutcome[h]))
         : c.holes.filter((h) => h !== op)
     const frontier = Math.max(c.frontier, op + 1)
-    return { ...c, state, frontier, holes, completedLeft: c.completedLeft - 1 }
+    return { ...c, state, frontier, holes, completedLeft: c.completedLeft - 1, before: nil }
+  }
+
+  /** The last placed operation that wrote the register, or nil: names the state in a report. */
+  const lastWriter = (): number => {
+    for (let i = stack.length - 2; i >= 0; i--) {
+      const op = opOf[stack[i]!.placed]!
+      const { produces, needs, stateIndependent, step } = ops[op]!
+      const before = stack[i]!.configuration.state
+      if (produces !== nil && (stateIndependent || needs !== nil || step(before) !== before)) return op
+    }
+    return nil
   }
 
   const completed = unknownOutcome.filter((u) => !u).length
   if (completed === 0) return { _tag: "Linearizable" }
-  const root = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: completed }
+  const root = { state: absent, frontier: 0, holes: [], unknownPlaced: [], completedLeft: completed, before: nil }
   const stack: Array<SearchNode> = [enter(root)]
+  let furthest: Furthest | undefined
   for (;;) {
     const node = stack[stack.length - 1]!
-    if (node.tried === node.choices.length && node.phase === 1) {
-      node.phase = 2
-      node.choices = node.choices.concat(unknownChoices(node.configuration.state))
-    }
     if (node.tried < node.choices.length) {
       const call = node.choices[node.tried++]!
-      const op = opOf[call]!
-      const child = placeInto(node.configuration, op, stepOf(call, node.configuration.state))
-      if (subsumed(child)) continue
-      if (statesExplored >= maxStates) return { _tag: "Bounded", statesExplored, deepest }
-      remember(child)
+      const child = placeInto(node.configuration, opOf[call]!)
+      if (memo.covers(child)) continue
+      if (memo.size() >= maxStates) return { _tag: "Bounded", statesExplored: memo.size(), furthest }
+      memo.add(child)
       if (child.completedLeft === 0) return { _tag: "Linearizable" }
       list.lift(call)
-      setPlaced(op, true)
+      placed[opOf[call]!] = 1
       node.placed = call
       stack.push(enter(child))
       continue
     }
-    // Every choice failed: the operation returning at `blocking` cannot be placed after this prefix.
+    // Every choice failed: `blocked` cannot be placed after this prefix.
     const depth = stack.length - 1
-    if (deepest === undefined || depth > deepest.depth)
-      deepest = { op: node.blocked, depth, state: node.configuration.state }
+    if (furthest === undefined || depth > furthest.depth) furthest = { op: node.blocked, depth, writer: lastWriter() }
     stack.pop()
     const parent = stack[stack.length - 1]
-    if (parent === undefined) return { _tag: "Stuck", statesExplored, deepest }
+    if (parent === undefined) return { _tag: "Stuck", statesExplored: memo.size(), furthest }
     list.unlift(parent.placed)
-    setPlaced(opOf[parent.placed]!, false)
+    const op = opOf[parent.placed]!
+    placed[op] = 0
+    starvation.unplaced(op)
   }
 }
+
+const head = 0
 
 /** Calls and returns in time order, as a doubly linked list over typed arrays; index 0 is the head. */
 const eventList = (ops: ReadonlyArray<KeyOp>) => {
@@ -499,48 +452,121 @@ const eventList = (ops: ReadonlyArray<KeyOp>) => {
   return { next, opOf, isCall, lift, unlift }
 }
 
-/** For each unknown-outcome operation, the latest earlier one with the same input, or nil. */
-const previousIdenticalUnknown = (ops: ReadonlyArray<KeyOp>, unknownOutcome: ReadonlyArray<boolean>): Int32Array => {
-  const latest = new Map<string, number>()
-  const previous = new Int32Array(ops.length).fill(nil)
+/** Reduction 4: whether an operation can still see the state it needs before it returns. */
+const lookahead = (ops: ReadonlyArray<KeyOp>, placed: Uint8Array) => {
+  const writers = new Map<number, Array<number>>() // per state, the operations that may produce it, by id
+  const writerIndex = new Int32Array(ops.length)
   ops.forEach((o, id) => {
-    if (!unknownOutcome[id]) return
-    previous[id] = latest.get(o.signature) ?? nil
-    latest.set(o.signature, id)
+    if (o.produces === nil) return
+    const list = writers.get(o.produces) ?? []
+    writerIndex[id] = list.push(id) - 1
+    writers.set(o.produces, list)
   })
-  return previous
+  /** Per state, an index into its writers before which all are placed. */
+  const placedBefore = new Map<number, number>()
+  const starved = (op: number, state: number): boolean => {
+    const { needs, returnMs } = ops[op]!
+    if (needs === nil || needs === state) return false
+    const list = writers.get(needs) ?? []
+    let first = placedBefore.get(needs) ?? 0
+    while (first < list.length && placed[list[first]!] === 1) first++
+    placedBefore.set(needs, first)
+    for (let i = first; i < list.length; i++) {
+      const w = list[i]!
+      if (w !== op && placed[w] === 0) return ops[w]!.entry.invokeMs > returnMs // the earliest called
+    }
+    return true
+  }
+  const unplaced = (op: number) => {
+    const { produces } = ops[op]!
+    if (produces !== nil) placedBefore.set(produces, Math.min(placedBefore.get(produces) ?? 0, writerIndex[op]!))
+  }
+  return { starved, unplaced }
 }
 
-/** Whether ascending `a` is a subset of ascending `b`. */
-const isSubset = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => {
+/** Reduction 5; exact repeats are found through a set, subsumption among recent configurations. */
+const memoWithSubsumption = () => {
+  const exact = new Set<string>()
+  const recent = new Map<string, Array<Pick<Configuration, "before" | "unknownPlaced">>>()
+  const completedKey = (c: Configuration) => `${c.state}:${c.frontier}:${c.holes.join(",")}`
+  const exactKey = (completed: string, c: Configuration) => `${completed}|${c.before}|${c.unknownPlaced.join(",")}`
+  return {
+    covers: (c: Configuration): boolean => {
+      const completed = completedKey(c)
+      if (exact.has(exactKey(completed, c))) return true
+      return (
+        recent
+          .get(completed)
+          ?.some((d) => (d.before === nil || d.before === c.before) && countsWithin(d.unknownPlaced, c.unknownPlaced)) ??
+        false
+      )
+    },
+    add: (c: Configuration) => {
+      const completed = completedKey(c)
+      exact.add(exactKey(completed, c))
+      const known = recent.get(completed)
+      const entry = { before: c.before, unknownPlaced: c.unknownPlaced }
+      if (known === undefined) recent.set(completed, [entry])
+      else if (known.push(entry) > subsumptionWindow) known.shift()
+    },
+    size: () => exact.size
+  }
+}
+
+/**
+ * Reduction 3: classes of unknown-outcome operations with the same input, and for each such operation the
+ * latest earlier one of its class, or nil.
+ */
+const identicalUnknown = (ops: ReadonlyArray<KeyOp>, unknownOutcome: ReadonlyArray<boolean>) => {
+  const latest = new Map<string, number>()
+  const classes = new Map<string, number>()
+  const previousIdentical = new Int32Array(ops.length).fill(nil)
+  const classOf = new Int32Array(ops.length).fill(nil)
+  ops.forEach((o, id) => {
+    if (!unknownOutcome[id]) return
+    previousIdentical[id] = latest.get(o.signature) ?? nil
+    latest.set(o.signature, id)
+    let c = classes.get(o.signature)
+    if (c === undefined) {
+      c = classes.size
+      classes.set(o.signature, c)
+    }
+    classOf[id] = c
+  })
+  return { previousIdentical, classOf }
+}
+
+/** Flat `[class, count, …]` pairs with one more of `c`. */
+const countOne = (counts: ReadonlyArray<number>, c: number): ReadonlyArray<number> => {
+  let i = 0
+  while (i < counts.length && counts[i]! < c) i += 2
+  if (counts[i] === c) return counts.map((x, j) => (j === i + 1 ? x + 1 : x))
+  return [...counts.slice(0, i), c, 1, ...counts.slice(i)]
+}
+
+/** Whether every class count in `a` is at most that in `b` (flat pairs, by class). */
+const countsWithin = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => {
   let j = 0
-  for (const x of a) {
-    while (j < b.length && b[j]! < x) j++
-    if (b[j] !== x) return false
-    j++
+  for (let i = 0; i < a.length; i += 2) {
+    while (j < b.length && b[j]! < a[i]!) j += 2
+    if (b[j] !== a[i] || b[j + 1]! < a[i + 1]!) return false
   }
   return true
 }
 
-const insertSorted = (sorted: ReadonlyArray<number>, x: number): ReadonlyArray<number> => {
-  const i = sorted.findIndex((y) => y > x)
-  return i === -1 ? [...sorted, x] : [...sorted.slice(0, i), x, ...sorted.slice(i)]
-}
-
 const range = (from: number, to: number): Array<number> => Array.from({ length: to - from }, (_, i) => from + i)
 
-// ---- failure report -------------------------------------------------------------------------------------
+// ---- the failure report ---------------------------------------------------------------------------------
 
 /**
  * The blocked operation, everything overlapping it in real time, and its immediate predecessors (those
- * that completed before it was invoked and are not followed by another such one): enough to see why the
- * result is impossible without reading the whole history.
+ * that completed before it was invoked, with no other such one invoked after they completed): enough to
+ * see why its result is impossible without reading the whole history.
  */
 const windowAround = (ops: ReadonlyArray<KeyOp>, blocked: number): ReadonlyArray<HistoryEntry> => {
   const b = ops[blocked]!
   const start = b.entry.invokeMs
-  const before = ops.filter((o) => o.returnMs < start)
-  const latestInvokeBefore = before.reduce((latest, o) => Math.max(latest, o.entry.invokeMs), -Infinity)
+  const latestInvokeBefore = ops.reduce((t, o) => (o.returnMs < start ? Math.max(t, o.entry.invokeMs) : t), -Infinity)
   return ops
     .filter((o) =>
       o.returnMs < start ? o.returnMs >= latestInvokeBefore : o.entry.invokeMs <= b.returnMs && o.returnMs >= start
@@ -548,32 +574,30 @@ const windowAround = (ops: ReadonlyArray<KeyOp>, blocked: number): ReadonlyArray
     .map((o) => o.entry)
 }
 
-const writtenValues = (entries: ReadonlyArray<HistoryEntry>): ReadonlySet<string> =>
-  new Set(entries.flatMap(({ op }) => (op._tag === "Set" || op._tag === "Cas" ? [op.value] : [])))
-
-/** The values an operation claims to have observed in the register (not counting absence). */
-const observed = (op: KvOperation): ReadonlyArray<string> => {
+/** The values an operation claims to have seen in the register (absence aside). */
+const seenValues = (op: KvOperation): ReadonlyArray<string> => {
   if (op._tag === "Get" && op.output?.found) return [op.output.value!]
-  if (op._tag === "Cas" && op.output !== undefined) {
-    if (op.output.swapped) return op.expected === null ? [] : [op.expected]
-    return typeof op.output.current === "string" ? [op.output.current] : []
-  }
-  return []
+  if (op._tag !== "Cas" || op.output === undefined) return []
+  if (op.output.swapped) return op.expected === null ? [] : [op.expected]
+  return typeof op.output.current === "string" ? [op.output.current] : []
 }
 
-const explain = (
-  ops: ReadonlyArray<KeyOp>,
-  deepest: Deepest,
-  stateName: (s: number) => string,
-  written: ReadonlySet<string>
-): string => {
-  const { entry } = ops[deepest.op]!
+const explain = (ops: ReadonlyArray<KeyOp>, furthest: Furthest): string => {
+  const { entry } = ops[furthest.op]!
   const what = `${formatOperation(entry.op)} by process ${entry.process} at ${formatInterval(entry)}`
-  const phantom = observed(entry.op).find((v) => !written.has(v))
+  const written = new Set(
+    ops.flatMap(({ entry: { op } }) => (op._tag === "Set" || op._tag === "Cas" ? [op.value] : []))
+  )
+  const phantom = seenValues(entry.op).find((v) => !written.has(v))
   if (phantom !== undefined) return `${what} observed ${JSON.stringify(phantom)}, which no operation ever wrote`
+  const writer = furthest.writer === nil ? undefined : ops[furthest.writer]!.entry
+  const register =
+    writer === undefined || !("value" in writer.op)
+      ? "absent"
+      : `${JSON.stringify(writer.op.value)} (written by ${formatEntry(writer)})`
   return (
-    `${what} cannot be linearized: in the longest valid order found (${deepest.depth} of ${ops.length} ` +
-    `operations) the register was ${stateName(deepest.state)}, and no reordering of the operations still ` +
-    "open then admits its result"
+    `${what} cannot be linearized: in the longest valid order found (${furthest.depth} of ${ops.length} ` +
+    `operations) the register was ${register}, and no other order of the operations still open then ` +
+    "admits its result"
   )
 }

@@ -415,6 +415,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
                   const stats = yield* running.stats.pipe(Effect.orElseSucceed(() => []))
                   const schedule = stats[0]?.schedule.epochs ?? [{ fromInstance: 1, members }]
                   return CatchUpReply.fromPartial({
+                    rejoining: rejoining || needsRejoin,
                     decisions: since.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) })),
                     joinInstance: decisions.lastInstance + 1,
                     schedule: schedule.map((e) => ({ fromInstance: e.fromInstance, members: [...e.members] }))
@@ -447,21 +448,24 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
             .pipe(Effect.option),
         { concurrency: "unbounded" }
       )
+      // Prefer a peer whose engine runs; when none does, the group collapsed (everyone self-quit) and restarts
+      // together: all join the most advanced instance, the lowest id opens it and the others follow its
+      // round-1 message, which is what sync-start does for the first instance.
+      const answered = replies.flatMap((r, i) => (r._tag === "Some" ? [{ peer: peers[i]!, reply: r.value }] : []))
+      const useful = answered.filter((a) => a.reply.joinInstance > 1)
+      const live = useful.filter((a) => !a.reply.rejoining)
+      const pool = live.length > 0 ? live : useful
       let best: CatchUpReply | undefined
-      for (const reply of replies) {
-        if (
-          reply._tag === "Some" &&
-          reply.value.joinInstance > 1 &&
-          (best === undefined || reply.value.joinInstance > best.joinInstance)
-        ) {
-          best = reply.value
-        }
-      }
-      return best
+      for (const { reply } of pool) if (best === undefined || reply.joinInstance > best.joinInstance) best = reply
+      if (best === undefined) return undefined
+      const collapsed = live.length === 0
+      const leader = [options.id, ...answered.map((a) => a.peer)].sort()[0]
+      return { reply: best, startNow: !collapsed || leader === options.id }
     })
 
-    const joinWith = (reply: CatchUpReply) =>
+    const joinWith = ({ reply, startNow }: { readonly reply: CatchUpReply; readonly startNow: boolean }) =>
       running.join({
+        startNow,
         startInstance: reply.joinInstance,
         decisions: reply.decisions.map((d) => ({
           instance: d.instance,
@@ -475,10 +479,12 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     /** Fetches what was missed from the most advanced peer and joins where it is. */
     const rejoinOnce = Effect.gen(function* () {
-      const reply = yield* catchUp
-      if (reply === undefined) return yield* Effect.fail("no peer can help yet")
-      yield* joinWith(reply)
-      yield* Effect.logInfo(`joined group ${options.group} at instance ${reply.joinInstance}`)
+      const found = yield* catchUp
+      if (found === undefined) return yield* Effect.fail("no peer can help yet")
+      yield* joinWith(found)
+      yield* Effect.logInfo(
+        `joined group ${options.group} at instance ${found.reply.joinInstance}${found.startNow ? "" : " (following the restart leader)"}`
+      )
     }).pipe(Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(50)))))
 
     /**
@@ -489,7 +495,21 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       rejoining = true
       while (needsRejoin) {
         needsRejoin = false
+        const before = appliedInstance
         yield* rejoinOnce
+        // Watchdog: a join that decides nothing within a bounded time (the restart leader it follows is
+        // gone, say) is tried again rather than waited on forever.
+        const timer = running.roundTimer
+        const limitMs = Math.max(2_000, 20 * (timer.interactionMs + timer.windowMs + timer.driftMs))
+        const progressed = yield* Effect.sync(() => appliedInstance > before || needsRejoin).pipe(
+          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("50 millis") }),
+          Effect.timeout(`${limitMs} millis`),
+          Effect.option
+        )
+        if (progressed._tag === "None") {
+          yield* Effect.logWarning(`no decision within ${limitMs} ms of joining; joining again`)
+          needsRejoin = true
+        }
       }
     }).pipe(
       Effect.catchAll((error) => Effect.logError(`could not rejoin group ${options.group}`, error)),
@@ -502,7 +522,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     if (initial === undefined) yield* running.syncStart
     else {
       yield* joinWith(initial)
-      yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.joinInstance}`)
+      yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.reply.joinInstance}`)
     }
     if (needsRejoin && !rejoining) runFork(driveRejoin)
 

@@ -146,6 +146,11 @@ export interface CatchUpReply {
   /** The instance the asker should join at, and the memberships from then on. */
   joinInstance: number;
   schedule: PopucEpoch[];
+  /**
+   * The answering replica's own engine is down too (it is rejoining): when every peer says so, the group
+   * collapsed and restarts together behind the lowest id, like sync-start.
+   */
+  rejoining: boolean;
 }
 
 export interface KvEntry {
@@ -1948,6 +1953,7 @@ function createBaseCatchUpReply(): CatchUpReply {
     snapshotCommands: 0,
     joinInstance: 0,
     schedule: [],
+    rejoining: false,
   };
 }
 
@@ -1978,6 +1984,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     }
     for (const v of message.schedule) {
       PopucEpoch.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.rejoining !== false) {
+      writer.uint32(72).bool(message.rejoining);
     }
     return writer;
   },
@@ -2059,6 +2068,14 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
             message.schedule.push(PopucEpoch.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.rejoining = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2105,6 +2122,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
       schedule: globalThis.Array.isArray(object?.schedule)
         ? object.schedule.map((e: any) => PopucEpoch.fromJSON(e))
         : [],
+      rejoining: isSet(object.rejoining) ? globalThis.Boolean(object.rejoining) : false,
     };
   },
 
@@ -2134,6 +2152,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     if (message.schedule?.length) {
       obj.schedule = message.schedule.map((e) => PopucEpoch.toJSON(e));
     }
+    if (message.rejoining !== false) {
+      obj.rejoining = message.rejoining;
+    }
     return obj;
   },
 
@@ -2150,6 +2171,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     message.snapshotCommands = object.snapshotCommands ?? 0;
     message.joinInstance = object.joinInstance ?? 0;
     message.schedule = object.schedule?.map((e) => PopucEpoch.fromPartial(e)) || [];
+    message.rejoining = object.rejoining ?? false;
     return message;
   },
 };
