@@ -18,10 +18,11 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   echo "bootstrap: installing nats-server (apt)"
   apt_install nats-server
 fi
-# The POPUC benchmark compares against real etcd and Redis; install them only when asked.
+# The POPUC benchmark compares against real etcd (driven by its own Go client, built offline from Debian's
+# sources) and Redis; install and build them only when asked: REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh
 if [ "${REEF_BENCH_PEERS:-0}" = 1 ]; then
-  command -v etcd >/dev/null 2>&1 || { echo "bootstrap: installing etcd (apt)"; apt_install etcd-server etcd-client; }
-  command -v redis-server >/dev/null 2>&1 || { echo "bootstrap: installing redis (apt)"; apt_install redis-server; }
+  echo "bootstrap: etcd, redis and the Go etcd load generator (apt + offline go build)"
+  bash bench/go/build.sh >/dev/null
 fi
 
 # pnpm pinned exactly (no packageManager field: newer pnpm then refuses the registry signature).
