@@ -35,32 +35,28 @@ export type EngineCommand =
   | { readonly _tag: "Broadcast"; readonly requestId: number; readonly payload: Uint8Array }
   | { readonly _tag: "ProposeMembership"; readonly requestId: number; readonly members: ReadonlyArray<ProcessId> }
   | { readonly _tag: "SyncStart" }
-  | {
-      readonly _tag: "Join"
-      readonly startInstance: number
-      readonly decisions: ReadonlyArray<DecidedInstance>
-      readonly schedule: MembershipSchedule
-      /** Open the instance at once (default) or wait for a peer's round-1 message (a collapsed group's followers). */
-      readonly startNow?: boolean
-    }
+  /** Same as the core's Join input (see TobInput). */
+  | Extract<TobInput, { readonly _tag: "Join" }>
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   | { readonly _tag: "ReportStats" }
+
+/** An instance was decided; `values` are the ones delivered now (no heartbeats, no duplicates), in order. */
+export interface DecidedEvent {
+  readonly _tag: "Decided"
+  readonly instance: number
+  readonly rounds: number
+  readonly decidedSetSize: number
+  readonly values: ReadonlyArray<Value>
+  readonly elapsedMs: number
+  /** Start of each round of this instance, in ms before the decision (for round spans). */
+  readonly roundStartsAgoMs: ReadonlyArray<number>
+}
 
 /** What the engine tells its host. */
 export type EngineEvent =
   | { readonly _tag: "Queued"; readonly requestId: number; readonly proposer: ProcessId; readonly seq: number }
   | { readonly _tag: "Rejected"; readonly requestId: number; readonly reason: string }
-  /** An instance was decided; `values` are the ones delivered now (no heartbeats, no duplicates), in order. */
-  | {
-      readonly _tag: "Decided"
-      readonly instance: number
-      readonly rounds: number
-      readonly decidedSetSize: number
-      readonly values: ReadonlyArray<Value>
-      readonly elapsedMs: number
-      /** Start of each round of this instance, in ms before the decision (for round spans). */
-      readonly roundStartsAgoMs: ReadonlyArray<number>
-    }
+  | DecidedEvent
   | { readonly _tag: "Crashed"; readonly instance: number; readonly reason: string }
   | { readonly _tag: "Left"; readonly instance: number }
   | { readonly _tag: "Dropped"; readonly reason: string }

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
 import type { DecidedInstance, MembershipSchedule, ProcessId, RoundTimerConfig, Value } from "./core/index.js"
-import type { EngineEvent, EngineStats } from "./engine-loop.js"
+import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats } from "./engine-loop.js"
 import type { EngineWorkerData, HostToWorker, WorkerToHost } from "./engine-worker.js"
 
 export class EngineError extends Data.TaggedError("EngineError")<{ readonly reason: string }> {
@@ -36,15 +36,7 @@ export interface EngineOptions {
 }
 
 /** One decided instance of one engine, in the merged order, with what it delivered. */
-export interface AppliedBatch {
-  readonly engine: number
-  readonly instance: number
-  readonly rounds: number
-  readonly decidedSetSize: number
-  readonly values: ReadonlyArray<Value>
-  readonly elapsedMs: number
-  readonly roundStartsAgoMs: ReadonlyArray<number>
-}
+export type AppliedBatch = Omit<DecidedEvent, "_tag"> & { readonly engine: number }
 
 export interface EngineHandlers {
   /** Called in merged order; every replica sees the same sequence. */
@@ -70,12 +62,9 @@ export interface NicEngine {
    * (Re)joins a running group at `startInstance` (single-engine groups): `decisions` are every decision from
    * the engine's next undelivered instance up to `startInstance - 1`, transferred from a peer.
    */
-  readonly join: (join: {
-    readonly startInstance: number
-    readonly decisions: ReadonlyArray<DecidedInstance>
-    readonly schedule: MembershipSchedule
-    readonly startNow?: boolean
-  }) => Effect.Effect<void, EngineError>
+  readonly join: (
+    join: Omit<Extract<EngineCommand, { readonly _tag: "Join" }>, "_tag">
+  ) => Effect.Effect<void, EngineError>
 }
 
 export const DEFAULT_MAX_BATCH_BYTES = 256 * 1024

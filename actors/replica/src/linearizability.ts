@@ -354,7 +354,8 @@ const search = (ops: ReadonlyArray<KeyOp>, maxStates: number): SearchOutcome => 
 
   const placeInto = (c: Configuration, op: number): Configuration => {
     const state = ops[op]!.step(c.state)
-    if (unknownOutcome[op]) return { ...c, state, unknownPlaced: countOne(c.unknownPlaced, classOf[op]!), before: c.state }
+    if (unknownOutcome[op])
+      return { ...c, state, unknownPlaced: countOne(c.unknownPlaced, classOf[op]!), before: c.state }
     const holes =
       op >= c.frontier
         ? c.holes.concat(range(c.frontier, op).filter((h) => !unknownOutcome[h]))
@@ -497,8 +498,9 @@ const memoWithSubsumption = () => {
       return (
         recent
           .get(completed)
-          ?.some((d) => (d.before === nil || d.before === c.before) && countsWithin(d.unknownPlaced, c.unknownPlaced)) ??
-        false
+          ?.some(
+            (d) => (d.before === nil || d.before === c.before) && countsWithin(d.unknownPlaced, c.unknownPlaced)
+          ) ?? false
       )
     },
     add: (c: Configuration) => {

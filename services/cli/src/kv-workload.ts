@@ -5,10 +5,7 @@
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import type { WorkloadRow } from "./workload.js"
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+import { percentile, type WorkloadRow } from "./workload.js"
 
 export const kvWorkload = (
   replicas: ReadonlyArray<string>,

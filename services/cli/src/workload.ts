@@ -17,7 +17,8 @@ export interface WorkloadRow {
   readonly check: string
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+/** The p-th percentile of an ascending array (0 when empty). */
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
