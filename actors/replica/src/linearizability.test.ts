@@ -1,7 +1,8 @@
 /**
  * Herlihy & Wing: "each operation should appear to take effect instantaneously at some moment between its
  * invocation and response". The hand-written histories below are the classic ways a store breaks that;
- * the randomized ones come from a real sequential store driven at random linearization points.
+ * the randomized ones come from a real sequential store driven at random linearization points; and on
+ * small histories the verdict must match that definition executed by brute force.
  */
 import { describe, expect, it } from "vitest"
 import type { HistoryEntry, KvInput, KvOperation } from "./history.js"
@@ -120,7 +121,9 @@ describe("classic violations fail", () => {
 
   it("a read going back in time: r1 sees the new value, a later non-overlapping r2 the old one", () => {
     const writes = [at(1, [0, 1], set("a")), at(1, [2, 10], set("b"))]
-    expect(checkLinearizable([...writes, at(2, [3, 4], get("b")), at(3, [5, 6], get("a"))]).ok).toBe(false)
+    const result = violation(checkLinearizable([...writes, at(2, [3, 4], get("b")), at(3, [5, 6], get("a"))]))
+    expect(result.reason).toMatch(/^get\("k"\) → "a" by process 3 at \[5.0, 6.0\] cannot be linearized/)
+    expect(result.minimalWindow.map((e) => e.process)).toEqual([1, 2, 3])
     // Overlapping reads may disagree that way: r2 may take effect before r1.
     expect(checkLinearizable([...writes, at(2, [3, 6], get("b")), at(3, [5, 7], get("a"))]).ok).toBe(true)
   })
@@ -179,6 +182,12 @@ describe("the search bound", () => {
 
   it("reaches the verdict within the default bound", () => {
     expect(violation(checkLinearizable(history)).minimalWindow).toHaveLength(13)
+  })
+
+  it("a violation on another key still wins over unknown", () => {
+    const other = [at(1, [0, 1], set("a", "other")), at(2, [2, 3], get(null, "other"))]
+    const result = violation(checkLinearizable([...history, ...other], { maxStates: 100 }))
+    expect(result.key).toBe("other")
   })
 })
 
