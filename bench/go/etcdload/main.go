@@ -108,7 +108,7 @@ func fail(format string, args ...interface{}) {
 func main() {
 	endpoints := flag.String("endpoints", "127.0.0.1:2379", "comma-separated client endpoints")
 	op := flag.String("op", "put", "put | get")
-	conns := flag.Int("conns", 1, "number of clientv3 clients (gRPC connections); workers are spread over them")
+	conns := flag.Int("conns", 4, "number of clientv3 clients (gRPC connections); workers are spread over them")
 	clients := flag.Int("clients", 64, "concurrent workers (requests in flight)")
 	duration := flag.Duration("duration", 5*time.Second, "load duration (ignored when -total > 0)")
 	total := flag.Int64("total", 0, "total requests to issue (0: run for -duration)")
