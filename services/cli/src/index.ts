@@ -4,7 +4,7 @@
 export { type ChildOptions, ChildStartError, READY_PREFIX, startReefChild } from "./child-process.js"
 export { clusterPlan, type PlannedActor, type PlanOptions, replicaIds } from "./cluster-plan.js"
 export { findRole, type RoleLauncher, type RunOptions, roles } from "./roles.js"
-export { reefArgv, repoRoot, sourceArgv } from "./self-command.js"
+export { reefArgv, repoRoot } from "./self-command.js"
 export { membersTable } from "./status.js"
 export { formatTable } from "./table.js"
 export { kernelWorkload, type WorkloadRow } from "./workload.js"

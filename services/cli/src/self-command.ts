@@ -16,12 +16,3 @@ export const reefArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
   fromSource
     ? ["--conditions=@reef/source", "--import", "tsx", join(repoRoot, "services", "cli", "src", "main.ts"), ...args]
     : [join(repoRoot, "services", "cli", "dist", "main.js"), ...args]
-
-/** argv that runs a TypeScript entry of this repository from source (benchmarks, simulators). */
-export const sourceArgv = (entry: string, args: ReadonlyArray<string>): ReadonlyArray<string> => [
-  "--conditions=@reef/source",
-  "--import",
-  "tsx",
-  join(repoRoot, entry),
-  ...args
-]
