@@ -1,3 +1,5 @@
 import { reefProject } from "../vitest.shared.ts"
 
-export default reefProject("@reef/tests")
+// Every file here starts a nats-server and real actor processes; on a 2-core machine two such clusters at once
+// starve each other's consensus timers, so the files run one after another.
+export default reefProject("@reef/tests", { sequential: true })

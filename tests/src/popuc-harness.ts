@@ -30,6 +30,8 @@ export const startGroup = async (
     readonly group?: string
     /** Parallel NIC engines per replica (the pipelined mode). */
     readonly engines?: number
+    /** Fixed ΔI in ms instead of calibrating. */
+    readonly interactionMs?: number
   }
 ): Promise<Group> => {
   const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
@@ -48,7 +50,8 @@ export const startGroup = async (
         ids.join(","),
         "--kv-port",
         String(ports[ids.indexOf(id)]!),
-        ...(options.engines === undefined ? [] : ["--engines", String(options.engines)])
+        ...(options.engines === undefined ? [] : ["--engines", String(options.engines)]),
+        ...(options.interactionMs === undefined ? [] : ["--interaction-ms", String(options.interactionMs)])
       ]
     })
     processes.set(id, process)

@@ -58,20 +58,38 @@ nc.subscribe(probeSubject(data.cluster, group, self), {
 const peers = members.filter((m) => m !== self)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Round-trip halves to every peer, once each peer answers (which also waits for the group to come up). */
+/**
+ * Waits until the peers' engines answer a probe: the group is up and subscribed (sync-start needs it). Every
+ * peer is awaited for a while; after that a majority is enough, so a restarted engine whose group lost a
+ * member for good (at most t) still starts and rejoins.
+ */
+const awaitPeers = async (): Promise<void> => {
+  const answered = new Set<string>()
+  const allUntil = Date.now() + 10_000
+  for (let attempt = 0; answered.size < peers.length; attempt++) {
+    await Promise.all(
+      peers
+        .filter((peer) => !answered.has(peer))
+        .map((peer) =>
+          nc
+            .request(probeSubject(data.cluster, group, peer), undefined, { timeout: 500 })
+            .then(() => void answered.add(peer))
+            .catch(() => undefined)
+        )
+    )
+    const majority = (answered.size + 1) * 2 > members.length
+    if (answered.size === peers.length || (majority && Date.now() > allUntil)) return
+    if (attempt % 20 === 19) {
+      const missing = peers.filter((p) => !answered.has(p))
+      post({ _tag: "Log", level: "info", message: `waiting for engines ${missing.join(", ")}` })
+    }
+    await sleep(100)
+  }
+}
+
+/** Round-trip halves to every peer. */
 const measure = async (): Promise<Array<number>> => {
   const samples: Array<number> = []
-  for (const peer of peers) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await nc.request(probeSubject(data.cluster, group, peer), undefined, { timeout: 500 })
-        break
-      } catch {
-        if (attempt % 20 === 19) post({ _tag: "Log", level: "info", message: `waiting for engine ${peer}` })
-        await sleep(100)
-      }
-    }
-  }
   for (let i = 0; i < data.calibrationProbes; i++) {
     for (const peer of peers) {
       const t0 = performance.now()
@@ -130,6 +148,7 @@ const serveAgreedValue = () =>
     }
   })
 
+await awaitPeers()
 let roundTimer: RoundTimerConfig
 let samples = 0
 if (data.interactionMs !== undefined) {
