@@ -76,8 +76,9 @@ describe("reef CLI", () => {
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
     const port = await Effect.runPromise(freePort)
     const up = reef(["up", "--workload", "--grpc-port", String(port), "--cluster", "cliwork"])
-    expect(await up.exited).toBe(0)
+    const code = await up.exited
     const output = up.lines.join("\n")
+    expect(code, output).toBe(0)
     expect(output).toContain("Workload results")
     expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)
     expect(output).toMatch(/hops c1@\d+ -> c2@\d+/)

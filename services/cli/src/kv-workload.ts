@@ -24,7 +24,12 @@ export const kvWorkload = (
           Array.from({ length: n }, (_, i) => i),
           (i) => {
             const started = performance.now()
-            return op(i).pipe(Effect.tap(() => Effect.sync(() => latencies.push(performance.now() - started))))
+            // A replica may be rejoining for a moment (a self-quit on a busy machine): retry rather than fail
+            // the demo. Sets write a fixed value per index and gets change nothing, so a retry is harmless.
+            return op(i).pipe(
+              Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(25)))),
+              Effect.tap(() => Effect.sync(() => latencies.push(performance.now() - started)))
+            )
           },
           { concurrency: options.inFlight, discard: true }
         )
