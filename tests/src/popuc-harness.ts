@@ -51,7 +51,9 @@ export const startGroup = async (
         "--kv-port",
         String(ports[ids.indexOf(id)]!),
         ...(options.engines === undefined ? [] : ["--engines", String(options.engines)]),
-        ...(options.interactionMs === undefined ? [] : ["--interaction-ms", String(options.interactionMs)])
+        // A fixed ΔI: calibrating while other test processes load the machine would make rounds arbitrarily long.
+        "--interaction-ms",
+        String(options.interactionMs ?? 30)
       ]
     })
     processes.set(id, process)

@@ -149,6 +149,7 @@ const serveAgreedValue = () =>
   })
 
 await awaitPeers()
+const MAX_CALIBRATED_INTERACTION_MS = 100
 let roundTimer: RoundTimerConfig
 let samples = 0
 if (data.interactionMs !== undefined) {
@@ -160,7 +161,10 @@ if (data.interactionMs !== undefined) {
   const measured = peers.length === 0 ? [0] : await measure()
   samples = measured.length
   const calibrated = calibrateRoundTimer(measured, { safetyFactor: data.safetyFactor })
-  const interactionMs = await agree(Math.max(data.minInteractionMs, calibrated.interactionMs))
+  // Capped: a calibration taken while the machine is saturated would otherwise stretch every round for good.
+  const interactionMs = await agree(
+    Math.min(MAX_CALIBRATED_INTERACTION_MS, Math.max(data.minInteractionMs, calibrated.interactionMs))
+  )
   roundTimer = makeRoundTimerConfig({ interactionMs, driftMs: Math.max(0.05, interactionMs * 0.02) })
 }
 agreedMs = roundTimer.interactionMs
