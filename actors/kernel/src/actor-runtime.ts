@@ -274,9 +274,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
 
     const processSpan = (message: BusMessage, attributes: Record<string, unknown>) =>
       withMessagingSpan("process", message.subject, {
-        parent: parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER)).pipe((o) =>
-          o._tag === "Some" ? o.value : undefined
-        ),
+        parent: Option.getOrUndefined(parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER))),
         attributes: { ...attributes, "reef.actor": actorName, "messaging.message.body.size": message.data.length }
       })
 

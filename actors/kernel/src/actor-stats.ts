@@ -2,7 +2,6 @@
  * Counters of one actor, kept as plain numbers on the hot path and exported three ways: in heartbeats, in
  * `$SRV.STATS`, and as Effect metrics (`reef_actor_*`, tagged with the actor) for OpenTelemetry.
  */
-import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import type * as MetricKeyType from "effect/MetricKeyType"
@@ -73,6 +72,3 @@ export const actorMetrics = (actor: string): ActorMetrics => ({
     MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 22 })
   ).pipe(Metric.tagged("actor", actor))
 })
-
-export const incrementBy = (counter: Metric.Metric.Counter<number>, n: number) =>
-  n === 0 ? Effect.void : Metric.incrementBy(counter, n)

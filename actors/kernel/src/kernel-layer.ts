@@ -6,10 +6,11 @@ import * as Layer from "effect/Layer"
 import type { Bus } from "./bus.js"
 import { memoryBusLayer } from "./bus-memory.js"
 import { type Nats, type NatsOptions, natsLayer } from "./bus-nats.js"
-import { KernelConfig, type KernelConfigShape, kernelConfigLayer } from "./config.js"
+import type { KernelConfig, KernelConfigShape } from "./config.js"
+import { kernelConfigLayer } from "./config.js"
 import type { BusError } from "./errors.js"
-import { Membership, membershipLayer } from "./membership.js"
-import { Messenger, messengerLayer } from "./messenger.js"
+import { type Membership, membershipLayer } from "./membership.js"
+import { type Messenger, messengerLayer } from "./messenger.js"
 
 export type Kernel = KernelConfig | Bus | Messenger | Membership
 
@@ -28,5 +29,3 @@ export const natsKernelLayer = (
 /** A kernel on an in-memory bus: deterministic, no server, follows TestClock. */
 export const memoryKernelLayer = (config: Partial<KernelConfigShape> = {}): Layer.Layer<Kernel> =>
   onBus(memoryBusLayer, config)
-
-export { KernelConfig, Membership, Messenger }
