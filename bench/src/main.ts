@@ -1,11 +1,13 @@
 /**
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
- * bench/results/<suite>.json. Suites: kernel, popuc.
+ * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`).
  */
-const suites: Record<string, () => Promise<{ run: (quick: boolean) => Promise<void> }>> = {
-  kernel: () => import("./kernel.js"),
-  popuc: () => import("./popuc.js")
-}
+const suites: Record<string, () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>) => Promise<void> }>> =
+  {
+    kernel: () => import("./kernel.js"),
+    popuc: () => import("./popuc.js"),
+    soak: () => import("./soak.js")
+  }
 
 const [suite, ...flags] = process.argv.slice(2)
 const load = suite === undefined ? undefined : suites[suite]
@@ -14,5 +16,5 @@ if (load === undefined) {
   process.exit(2)
 }
 const { run } = await load()
-await run(flags.includes("--quick"))
+await run(flags.includes("--quick"), flags)
 process.exit(0)

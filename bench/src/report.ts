@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { percentile as percentileOfSorted } from "@reef/cli"
 
 export const resultsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "results")
 
@@ -33,11 +34,12 @@ export const writeResult = (result: BenchResult): string => {
   return path
 }
 
-export const percentile = (values: ReadonlyArray<number>, p: number): number => {
-  if (values.length === 0) return 0
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}
+/** The p-th percentile of unsorted `values` (0 when empty), the same rank rule as `reef up --workload`. */
+export const percentile = (values: ReadonlyArray<number>, p: number): number =>
+  percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p
+  )
 
 export const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
 

@@ -24,6 +24,12 @@ const base64Request = JSON.stringify({
               parentSpanId: "",
               name: "op",
               kind: "SPAN_KIND_PRODUCER",
+              links: [
+                {
+                  traceId: Buffer.from("0af7651916cd43dd8448eb211c80319c", "hex").toString("base64"),
+                  spanId: Buffer.from("b7ad6b7169203331", "hex").toString("base64")
+                }
+              ],
               attributes: [
                 { key: "n", value: { intValue: "42" } },
                 { key: "d", value: { doubleValue: 1.5 } },
@@ -53,7 +59,8 @@ describe("startOtlpReceiver", () => {
           kind: "producer",
           serviceName: "other",
           attributes: { n: 42, d: 1.5, b: true, a: '["x",1]' },
-          resourceAttributes: { "service.name": "other" }
+          resourceAttributes: { "service.name": "other" },
+          links: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331" }]
         }
       ])
       expect(yield* receiver.waitForSpans((spans) => spans.length === 1)).toHaveLength(1)

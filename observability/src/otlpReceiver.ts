@@ -36,6 +36,8 @@ export interface ReceivedSpan {
   readonly attributes: Readonly<Record<string, AttributeValue>>
   /** Resource attributes (service.name, service.instance.id, reef.role, ...). */
   readonly resourceAttributes: Readonly<Record<string, AttributeValue>>
+  /** Links to other spans (e.g. a KV Set's server span to the consensus instance that decided it). */
+  readonly links: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
 }
 
 export interface OtlpReceiver {
@@ -80,7 +82,8 @@ const OtlpSpan = Schema.Struct({
   parentSpanId: Schema.optional(Schema.String),
   name: Schema.String,
   kind: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
-  attributes: Schema.optional(Schema.Array(KeyValue))
+  attributes: Schema.optional(Schema.Array(KeyValue)),
+  links: Schema.optional(Schema.Array(Schema.Struct({ traceId: Schema.String, spanId: Schema.String })))
 })
 const ExportTraceServiceRequest = Schema.Struct({
   resourceSpans: Schema.optional(
@@ -160,7 +163,16 @@ export const decodeExportRequest = (body: string): Either.Either<ReadonlyArray<R
           const spanId = decodeId(span.spanId, 8)
           const parentSpanId =
             span.parentSpanId === undefined || span.parentSpanId === "" ? undefined : decodeId(span.parentSpanId, 8)
-          if (traceId === undefined || spanId === undefined || (span.parentSpanId && parentSpanId === undefined)) {
+          const links = (span.links ?? []).map((link) => ({
+            traceId: decodeId(link.traceId, 16),
+            spanId: decodeId(link.spanId, 8)
+          }))
+          if (
+            traceId === undefined ||
+            spanId === undefined ||
+            (span.parentSpanId && parentSpanId === undefined) ||
+            links.some((link) => link.traceId === undefined || link.spanId === undefined)
+          ) {
             return Either.left(`span "${span.name}": ids must be hex (or base64) of 16/8 bytes`)
           }
           spans.push({
@@ -171,7 +183,8 @@ export const decodeExportRequest = (body: string): Either.Either<ReadonlyArray<R
             kind: decodeKind(span.kind),
             serviceName: serviceName === undefined ? undefined : String(serviceName),
             attributes: decodeAttributes(span.attributes),
-            resourceAttributes
+            resourceAttributes,
+            links: links as ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
           })
         }
       }

@@ -76,11 +76,14 @@ describe("reef CLI", () => {
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
     const port = await Effect.runPromise(freePort)
     const up = reef(["up", "--workload", "--grpc-port", String(port), "--cluster", "cliwork"])
-    const code = await up.exited
+    // `reef up` bounds each of its phases itself; this watchdog only makes sure that a hang still shows the
+    // output (a vitest timeout would not).
+    const watchdog = setTimeout(() => process.kill(-up.child.pid!, "SIGKILL"), 200_000)
+    const code = await up.exited.finally(() => clearTimeout(watchdog))
     const output = up.lines.join("\n")
     expect(code, output).toBe(0)
     expect(output).toContain("Workload results")
     expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)
     expect(output).toMatch(/hops c1@\d+ -> c2@\d+/)
-  }, 120_000)
+  }, 210_000)
 })

@@ -8,10 +8,12 @@ import {
   HistoryRecorder,
   type KvCallError,
   type KvClient,
-  type LinearizabilityResult
+  type LinearizabilityResult,
+  makeKvClient
 } from "@reef/replica"
 import * as Effect from "effect/Effect"
-import { type ActorProcess, type Harness, startActorProcess } from "./harness.js"
+import type * as Scope from "effect/Scope"
+import { type ActorProcess, eventually, type Harness, startActorProcess } from "./harness.js"
 
 export interface Group {
   readonly ids: ReadonlyArray<string>
@@ -32,6 +34,10 @@ export const startGroup = async (
     readonly engines?: number
     /** Fixed ΔI in ms instead of calibrating. */
     readonly interactionMs?: number
+    /** Extra environment for every replica process (e.g. OTLP export). */
+    readonly env?: Record<string, string>
+    /** Extra `reef run replica` flags for every replica. */
+    readonly extraArgs?: ReadonlyArray<string>
   }
 ): Promise<Group> => {
   const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
@@ -43,6 +49,7 @@ export const startGroup = async (
       id,
       natsUrl: options.natsUrl,
       cluster: options.cluster,
+      ...(options.env === undefined ? {} : { env: options.env }),
       extraArgs: [
         "--group",
         options.group ?? "kv",
@@ -53,7 +60,8 @@ export const startGroup = async (
         ...(options.engines === undefined ? [] : ["--engines", String(options.engines)]),
         // A fixed ΔI: calibrating while other test processes load the machine would make rounds arbitrarily long.
         "--interaction-ms",
-        String(options.interactionMs ?? 30)
+        String(options.interactionMs ?? 30),
+        ...(options.extraArgs ?? [])
       ]
     })
     processes.set(id, process)
@@ -141,3 +149,30 @@ export const recordWorkload = (
 
 export const check = (entries: Parameters<typeof checkLinearizable>[0]): LinearizabilityResult =>
   checkLinearizable(entries)
+
+/** `count` KV clients of `group` in `mode`, for the duration of `use`. */
+export const withGroupClients = <A, E>(
+  group: Group,
+  count: number,
+  mode: "leader" | "balanced" | "colocated",
+  use: (clients: ReadonlyArray<KvClient>) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    const clients = yield* Effect.forEach(
+      Array.from({ length: count }, (_, i) => i),
+      (i) => makeKvClient({ replicas: group.addresses, mode, clientIndex: i, timeoutMs: 15_000 })
+    )
+    return yield* use(clients)
+  }).pipe(Effect.scoped)
+
+/** Waits until the replicas `ids` of `group` applied the same commands, then returns their states. */
+export const settledGroupHashes = (group: Group, ids: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const client = yield* makeKvClient({ replicas: group.addresses })
+    return yield* eventually(
+      Effect.forEach(ids, (id) => client.state(group.ids.indexOf(id))).pipe(
+        Effect.filterOrFail((states) => new Set(states.map((s) => `${s.appliedCommands}/${s.stateHash}`)).size === 1)
+      ),
+      60
+    )
+  }).pipe(Effect.scoped as <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>)

@@ -10,10 +10,9 @@ import { engineSubject } from "@reef/nic"
 import { type KvClient, makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import type * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, makeHarness, startNats } from "./harness.js"
-import { check, type Group, recordWorkload, startGroup } from "./popuc-harness.js"
+import { check, type Group, recordWorkload, settledGroupHashes, startGroup, withGroupClients } from "./popuc-harness.js"
 
 const cluster = "popuc"
 const harness = makeHarness()
@@ -30,26 +29,9 @@ const withClients = <A, E>(
   count: number,
   mode: "leader" | "balanced" | "colocated",
   use: (clients: ReadonlyArray<KvClient>) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function* () {
-    const clients = yield* Effect.forEach(
-      Array.from({ length: count }, (_, i) => i),
-      (i) => makeKvClient({ replicas: group.addresses, mode, clientIndex: i, timeoutMs: 15_000 })
-    )
-    return yield* use(clients)
-  }).pipe(Effect.scoped)
+) => withGroupClients(group, count, mode, use)
 
-/** Waits until every running replica applied the same commands, then returns their hashes. */
-const settledHashes = (ids: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const client = yield* makeKvClient({ replicas: group.addresses })
-    return yield* eventually(
-      Effect.forEach(ids, (id) => client.state(group.ids.indexOf(id))).pipe(
-        Effect.filterOrFail((states) => new Set(states.map((s) => `${s.appliedCommands}/${s.stateHash}`)).size === 1)
-      ),
-      60
-    )
-  }).pipe(Effect.scoped as <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>)
+const settledHashes = (ids: ReadonlyArray<string>) => settledGroupHashes(group, ids)
 
 describe("POPUC replicated KV over 3 replica processes", () => {
   for (const mode of ["colocated", "balanced", "leader"] as const) {

@@ -6,7 +6,6 @@
  */
 import {
   createTob,
-  type DecidedInstance,
   type MembershipSchedule,
   type ProcessId,
   type RoundMsg,
@@ -46,6 +45,8 @@ export interface DecidedEvent {
   readonly instance: number
   readonly rounds: number
   readonly decidedSetSize: number
+  /** Processes this engine suspected during the instance. */
+  readonly suspects: ReadonlyArray<ProcessId>
   readonly values: ReadonlyArray<Value>
   readonly elapsedMs: number
   /** Start of each round of this instance, in ms before the decision (for round spans). */
@@ -129,9 +130,17 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
     requestId: number | undefined,
     replayed?: { readonly from: number; readonly to: number }
   ) => {
-    let decided: Array<{ instance: number; rounds: number; size: number; values: Array<Value> }> = []
+    let decided: Array<{
+      instance: number
+      rounds: number
+      size: number
+      suspects: ReadonlyArray<ProcessId>
+      values: Array<Value>
+    }> = []
     if (replayed !== undefined) {
-      for (let i = replayed.from; i < replayed.to; i++) decided.push({ instance: i, rounds: 0, size: 0, values: [] })
+      for (let i = replayed.from; i < replayed.to; i++) {
+        decided.push({ instance: i, rounds: 0, size: 0, suspects: [], values: [] })
+      }
     }
     const flush = () => {
       for (const d of decided) {
@@ -141,6 +150,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           instance: d.instance,
           rounds: d.rounds,
           decidedSetSize: d.size,
+          suspects: d.suspects,
           values: d.values,
           elapsedMs: now - instanceStartMs,
           roundStartsAgoMs: (roundStarts.get(d.instance) ?? []).map((t) => now - t)
@@ -172,13 +182,19 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         case "Decide":
           instancesDecided++
           roundsDecided += o.round
-          decided.push({ instance: o.instance, rounds: o.round, size: o.values.length, values: [] })
+          decided.push({
+            instance: o.instance,
+            rounds: o.round,
+            size: o.values.length,
+            suspects: o.suspects,
+            values: []
+          })
           break
         case "Deliver": {
           // A Join replays transferred decisions as deliveries without a Decide: group them the same way.
           let target = decided.find((d) => d.instance === o.instance)
           if (target === undefined) {
-            target = { instance: o.instance, rounds: 0, size: 0, values: [] }
+            target = { instance: o.instance, rounds: 0, size: 0, suspects: [], values: [] }
             decided.push(target)
           }
           target.values.push(o.value)
@@ -215,7 +231,13 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
    * and the host rejoins, instead of the engine thread dying.
    */
   const step = (input: TobInput, requestId: number | undefined) => {
-    const replayed = input._tag === "Join" ? { from: state.nextDeliverInstance, to: input.startInstance } : undefined
+    const replayed =
+      input._tag === "Join"
+        ? {
+            from: Math.max(state.nextDeliverInstance, input.snapshot?.instance ?? 0),
+            to: input.startInstance
+          }
+        : undefined
     let result: ReturnType<typeof stepTob>
     try {
       result = stepTob(state, input)
@@ -289,7 +311,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
             _tag: "Join",
             startInstance: command.startInstance,
             decisions: command.decisions,
-            schedule: command.schedule
+            schedule: command.schedule,
+            ...(command.snapshot === undefined ? {} : { snapshot: command.snapshot })
           } as const
           apply(join, undefined)
           // The group's round-1 messages of the joined instance usually came before the catch-up: replay them,

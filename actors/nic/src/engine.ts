@@ -3,12 +3,13 @@
  * commands to them, and merges their decisions through the aggregator into one ordered stream of applied
  * batches for the replica. Engines run in worker threads so consensus timing is isolated from the host.
  */
+import os from "node:os"
 import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
-import type { DecidedInstance, MembershipSchedule, ProcessId, RoundTimerConfig, Value } from "./core/index.js"
+import type { ProcessId, RoundTimerConfig } from "./core/index.js"
 import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats } from "./engine-loop.js"
 import type { EngineWorkerData, HostToWorker, WorkerToHost } from "./engine-worker.js"
 
@@ -33,6 +34,11 @@ export interface EngineOptions {
   readonly minInteractionMs?: number
   readonly calibrationProbes?: number
   readonly safetyFactor?: number
+  /**
+   * Nice value for the host thread once the engines run (default 5; 0 leaves it alone). See
+   * `yieldHostToEngines`.
+   */
+  readonly hostNice?: number
 }
 
 /** One decided instance of one engine, in the merged order, with what it delivered. */
@@ -79,6 +85,25 @@ const workerFor = (data: EngineWorkerData): Worker => {
     })
   }
   return new Worker(new URL("./engine-worker.js", import.meta.url), { workerData: data })
+}
+
+export const DEFAULT_HOST_NICE = 5
+
+/**
+ * The engines are the timing-critical part (the paper's FPGA): a round that closes late turns a correct peer
+ * into a suspect, and enough of those make a replica self-quit. On a loaded machine the host's client work
+ * must therefore wait for the engines' timers, not the reverse. Linux nice values are per thread, so raising
+ * only the calling (host) thread's value after the engine threads exist leaves them at their priority; threads
+ * the host starts later inherit the lower priority, which suits host work. Raising a nice value needs no
+ * privilege; a host already nicer than `nice` is left alone.
+ */
+const yieldHostToEngines = (nice: number, handlers: EngineHandlers) => {
+  if (nice <= 0) return
+  try {
+    if (os.getPriority(0) < nice) os.setPriority(0, nice)
+  } catch (error) {
+    handlers.onLog?.("warn", `could not lower the host thread's priority below the engines': ${String(error)}`)
+  }
 }
 
 interface PendingRequest {
@@ -202,6 +227,8 @@ export const startEngine = (
       }
     )
 
+    yieldHostToEngines(options.hostNice ?? DEFAULT_HOST_NICE, handlers)
+
     const request = (engine: number, build: (requestId: number) => HostToWorker) =>
       Effect.async<EngineEvent>((resume) => {
         const requestId = nextRequest++
@@ -242,7 +269,13 @@ export const startEngine = (
       join: (join) =>
         count !== 1
           ? Effect.fail(new EngineError({ reason: "rejoin is supported for single-engine groups" }))
-          : Effect.sync(() => running[0]!.send({ _tag: "Command", command: { _tag: "Join", ...join } })),
+          : Effect.sync(() => {
+              // Instances before a snapshot are in the host's state already: the merged order resumes there.
+              if (join.snapshot !== undefined && join.snapshot.instance > aggregator.nextInstance) {
+                aggregator = createAggregator(count, join.snapshot.instance)
+              }
+              running[0]!.send({ _tag: "Command", command: { _tag: "Join", ...join } })
+            }),
       stats: Effect.forEach(running, (engine, index) =>
         Effect.async<EngineStats>((resume) => {
           const waiters = statsWaiters.get(index) ?? []

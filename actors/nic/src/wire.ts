@@ -3,7 +3,8 @@
  * everything the core relies on, so a malformed message on the engine subject becomes a counted drop,
  * never an exception inside the consensus step.
  */
-import { type PopucValue, PopucValueKind, PopucWire } from "@reef/proto"
+// The subpath keeps the engine thread free of the other schemas and of grpc-js (one isolate each).
+import { type PopucValue, PopucValueKind, PopucWire } from "@reef/proto/popuc"
 import type { ProcessId, Value, ValueKind, WireMsg } from "./core/index.js"
 import type { ValueRef } from "./core/types.js"
 

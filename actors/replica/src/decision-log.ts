@@ -1,41 +1,92 @@
 /**
- * The decisions this replica applied, kept so a peer that self-quit (or restarted) can catch up: a bounded
- * window of the most recent instances. A peer that needs older instances than the window holds cannot
- * rejoin from this replica's log (it would need a snapshot); the bound keeps memory flat under load.
+ * The decisions this replica applied, kept so a peer that self-quit (or restarted) can catch up: a window of
+ * the most recent instances, bounded both in instances and in payload bytes, so memory stays flat however
+ * long the replica runs. A peer that needs older instances than the window holds (or more than fits one
+ * reply) is sent a state snapshot instead (see snapshot.ts).
  */
-import type { Value } from "@reef/nic"
+import { VALUE_OVERHEAD_BYTES, type Value } from "@reef/nic"
 
-export const DEFAULT_LOG_INSTANCES = 200_000
+export const DEFAULT_LOG_INSTANCES = 100_000
+/** About 30k KV commands of 256-byte values: a minute or more of load, far more than a rejoin needs. */
+export const DEFAULT_LOG_BYTES = 8 * 1024 * 1024
+
+export interface DecisionLogLimits {
+  readonly maxInstances?: number
+  readonly maxBytes?: number
+}
+
+interface Entry {
+  readonly values: ReadonlyArray<Value>
+  readonly bytes: number
+}
+
+const valueBytes = (v: Value) => VALUE_OVERHEAD_BYTES + v.payload.length
 
 export class DecisionLog {
-  private readonly entries = new Map<number, ReadonlyArray<Value>>()
+  private readonly entries = new Map<number, Entry>()
+  private readonly maxInstances: number
+  private readonly maxBytes: number
   private first = 1
   private last = 0
+  private bytes = 0
 
-  constructor(private readonly maxInstances: number = DEFAULT_LOG_INSTANCES) {}
+  constructor(limits: DecisionLogLimits = {}) {
+    this.maxInstances = limits.maxInstances ?? DEFAULT_LOG_INSTANCES
+    this.maxBytes = limits.maxBytes ?? DEFAULT_LOG_BYTES
+  }
 
   /** Records instance `instance` (called in order; instances with nothing delivered are recorded too). */
   append(instance: number, values: ReadonlyArray<Value>): void {
     if (instance <= this.last) return
+    if (this.entries.size === 0) this.first = instance
     this.last = instance
-    this.entries.set(instance, values)
-    while (this.entries.size > this.maxInstances) {
+    // A decided value's payload is a view into the whole message it arrived in: keep a copy of just the
+    // payload, or one retained value would keep its entire batch alive and the byte bound would be a fiction.
+    const kept = values.map((v) => ({ ...v, payload: v.payload.slice() }))
+    const bytes = kept.reduce((sum, v) => sum + valueBytes(v), 0)
+    this.entries.set(instance, { values: kept, bytes })
+    this.bytes += bytes
+    while (this.entries.size > 1 && (this.entries.size > this.maxInstances || this.bytes > this.maxBytes)) {
+      this.bytes -= this.entries.get(this.first)?.bytes ?? 0
       this.entries.delete(this.first)
       this.first++
     }
-    if (this.entries.size === 1) this.first = instance
+  }
+
+  /** Forgets everything: the replica's state now comes from a snapshot taken before `nextInstance`. */
+  reset(nextInstance: number): void {
+    this.entries.clear()
+    this.bytes = 0
+    this.first = nextInstance
+    this.last = nextInstance - 1
   }
 
   get lastInstance(): number {
     return this.last
   }
 
-  /** Decisions `from..last`, or undefined when `from` is older than the window. */
-  since(from: number): ReadonlyArray<{ readonly instance: number; readonly values: ReadonlyArray<Value> }> | undefined {
+  get heldBytes(): number {
+    return this.bytes
+  }
+
+  /**
+   * Decisions `from..last`, or undefined when `from` is older than the window or they would take more than
+   * `maxBytes` (one reply's worth): the asker then needs a snapshot.
+   */
+  since(
+    from: number,
+    maxBytes = Number.POSITIVE_INFINITY
+  ): ReadonlyArray<{ readonly instance: number; readonly values: ReadonlyArray<Value> }> | undefined {
     if (from > this.last) return []
     if (from < this.first) return undefined
     const out: Array<{ instance: number; values: ReadonlyArray<Value> }> = []
-    for (let i = from; i <= this.last; i++) out.push({ instance: i, values: this.entries.get(i) ?? [] })
+    let bytes = 0
+    for (let i = from; i <= this.last; i++) {
+      const entry = this.entries.get(i)
+      bytes += entry?.bytes ?? 0
+      if (bytes > maxBytes) return undefined
+      out.push({ instance: i, values: entry?.values ?? [] })
+    }
     return out
   }
 }

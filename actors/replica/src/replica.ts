@@ -12,9 +12,13 @@ import { grpcService, InvalidRequestError, serveGrpc } from "@reef/gateway"
 import { defineActor, HandlerError, type Kernel, KernelConfig, Messenger, onAsk, rpc, spawn } from "@reef/kernel"
 import {
   type AppliedBatch,
+  type DeliveredIndex,
   EngineError,
   type EngineOptions,
+  emptyDeliveredIndex,
   isValidMembers,
+  type JoinSnapshot,
+  markDelivered,
   type NicEngine,
   startEngine,
   valueFromWire,
@@ -32,6 +36,8 @@ import {
   KvCommand,
   ReconfigureResponse,
   SetResponse,
+  SnapshotChunkReply,
+  SnapshotChunkRequest,
   type StateResponse
 } from "@reef/proto"
 import * as Effect from "effect/Effect"
@@ -39,10 +45,11 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
-import { DecisionLog } from "./decision-log.js"
+import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
 import { applyCommand, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
+import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
 
 export interface ReplicaOptions {
   readonly id: string
@@ -57,6 +64,8 @@ export interface ReplicaOptions {
   readonly minInteractionMs?: number
   readonly maxKeyBytes?: number
   readonly maxValueBytes?: number
+  /** Bounds of the decision log peers catch up from (beyond them, a peer gets a snapshot). */
+  readonly log?: DecisionLogLimits
 }
 
 export const DEFAULT_MAX_KEY_BYTES = 1024
@@ -64,6 +73,13 @@ export const DEFAULT_MAX_VALUE_BYTES = 64 * 1024
 
 /** Replica-to-replica: what a (re)joining replica asks a peer for. */
 export const CatchUpRpc = rpc(CatchUpRequest, CatchUpReply)
+/** Replica-to-replica: one chunk of the snapshot a CatchUpReply announced. */
+export const SnapshotChunkRpc = rpc(SnapshotChunkRequest, SnapshotChunkReply)
+
+/** Missed decisions are sent in one reply up to this size; beyond it (or beyond the log) a snapshot is. */
+const MAX_CATCH_UP_DECISION_BYTES = 512 * 1024
+/** How long a frozen snapshot is served: long enough for a joiner to fetch every chunk. */
+const FROZEN_SNAPSHOT_TTL_MS = 60_000
 
 const sha256Chain: HashChain = (previous, bytes) => createHash("sha256").update(previous).update(bytes).digest("hex")
 
@@ -94,12 +110,19 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     let appliedInstance = 0
     let members = [...options.members]
     let nextRequest = 1
-    const waiting = new Map<number, (applied: Applied) => void>()
+    /** Client calls waiting for their command to be applied: the result, or an error when it can never be. */
+    const waiting = new Map<number, (outcome: Applied | HandlerError) => void>()
     let barrier: BarrierState<ReadWaiter> = emptyBarrierState()
     /** Reconfigure calls waiting for their membership value to be applied, in proposal order. */
     const membershipWaiters: Array<(instance: number) => void> = []
 
-    const decisions = new DecisionLog()
+    const decisions = new DecisionLog(options.log)
+    /** Which values are applied (TOB's delivered index, kept by the host so it matches its own state). */
+    let delivered: DeliveredIndex = emptyDeliveredIndex
+    /** The snapshot a peer was last sent, served chunk by chunk. */
+    let frozen: { readonly snapshot: FrozenSnapshot; readonly atMs: number } | undefined
+    /** State restored from a peer's snapshot that the engine has not joined past yet (see joinWith). */
+    let restored: JoinSnapshot | undefined
     /** Catch-up requests wait for the next decision, so the joiner enters an instance as it starts. */
     let nextDecisionWaiters: Array<() => void> = []
     /** Set by every self-quit; the rejoin driver loops until a join sticks (see `driveRejoin`). */
@@ -123,6 +146,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         })
       }
       for (const value of batch.values) {
+        if ((options.engines ?? 1) === 1) delivered = markDelivered(delivered, value)
         if (value.kind === "membership") {
           members = [...value.members]
           if (value.proposer === options.id) membershipWaiters.shift()?.(batch.instance)
@@ -168,7 +192,9 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         const request = nextRequest++
         const payload = KvCommand.encode({ request, op }).finish()
         return Effect.async<Applied, HandlerError>((resume) => {
-          waiting.set(request, (applied) => resume(Effect.succeed(applied)))
+          waiting.set(request, (outcome) =>
+            resume(outcome instanceof HandlerError ? Effect.fail(outcome) : Effect.succeed(outcome))
+          )
           runFork(
             Effect.flatMap(engineOrFail, (e) => e.broadcast(payload)).pipe(
               Effect.catchAll((error) =>
@@ -405,36 +431,85 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
                       nextDecisionWaiters.push(() => resume(Effect.void))
                     }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
                   }
-                  const since = decisions.since(request.fromInstance)
-                  if (since === undefined) {
-                    return yield* new HandlerError({
-                      code: ErrorCode.ERROR_CODE_NOT_FOUND,
-                      message: `instances before ${request.fromInstance} are no longer in the log`
+                  const stats = yield* running.stats.pipe(Effect.orElseSucceed(() => []))
+                  const schedule = (stats[0]?.schedule.epochs ?? [{ fromInstance: 1, members }]).map((e) => ({
+                    fromInstance: e.fromInstance,
+                    members: [...e.members]
+                  }))
+                  const common = {
+                    rejoining: rejoining || needsRejoin,
+                    joinInstance: decisions.lastInstance + 1,
+                    schedule
+                  }
+                  const since = decisions.since(request.fromInstance, MAX_CATCH_UP_DECISION_BYTES)
+                  if (since !== undefined) {
+                    return CatchUpReply.fromPartial({
+                      ...common,
+                      decisions: since.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) }))
                     })
                   }
-                  const stats = yield* running.stats.pipe(Effect.orElseSucceed(() => []))
-                  const schedule = stats[0]?.schedule.epochs ?? [{ fromInstance: 1, members }]
+                  // Too far behind for the log (or for one message): the state itself, frozen as of now.
+                  const snapshot = freezeForPeer()
+                  yield* Effect.logInfo(
+                    `sending a snapshot at instance ${snapshot.instance} (${snapshot.chunks.length} chunks) to a peer at ${request.fromInstance}`
+                  )
                   return CatchUpReply.fromPartial({
-                    rejoining: rejoining || needsRejoin,
-                    decisions: since.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) })),
-                    joinInstance: decisions.lastInstance + 1,
-                    schedule: schedule.map((e) => ({ fromInstance: e.fromInstance, members: [...e.members] }))
+                    ...common,
+                    hasSnapshot: true,
+                    snapshotId: snapshot.id,
+                    snapshotInstance: snapshot.instance,
+                    snapshotHash: snapshot.stateHash,
+                    snapshotCommands: snapshot.appliedCommands,
+                    snapshotDelivered: deliveredToWire(snapshot.delivered),
+                    snapshotChunks: snapshot.chunks.length
                   })
                 })
+          ),
+          onAsk(SnapshotChunkRpc, (request) =>
+            Effect.suspend(() => {
+              const chunk =
+                frozen?.snapshot.id === request.snapshotId ? frozen.snapshot.chunks[request.chunk] : undefined
+              return chunk === undefined
+                ? Effect.fail(
+                    new HandlerError({
+                      code: ErrorCode.ERROR_CODE_NOT_FOUND,
+                      message: `no chunk ${request.chunk} of snapshot ${request.snapshotId} (expired or never sent)`
+                    })
+                  )
+                : Effect.succeed(SnapshotChunkReply.fromPartial({ entries: [...chunk] }))
+            })
           )
         ]
       }),
       options.id
     )
 
+    /** The state as of the last applied instance; reused while current, so many joiners share one copy. */
+    function freezeForPeer(): FrozenSnapshot {
+      const now = Date.now()
+      if (frozen === undefined || frozen.snapshot.instance !== appliedInstance + 1) {
+        frozen = {
+          snapshot: freezeSnapshot((frozen?.snapshot.id ?? 0) + 1, kv, appliedInstance + 1, delivered),
+          atMs: now
+        }
+      } else frozen = { snapshot: frozen.snapshot, atMs: now }
+      return frozen.snapshot
+    }
+    // A frozen snapshot nobody fetches any more is let go (it may hold a whole state's worth of references).
+    yield* Effect.sync(() => {
+      if (frozen !== undefined && Date.now() - frozen.atMs > FROZEN_SNAPSHOT_TTL_MS) frozen = undefined
+    }).pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.forkScoped)
+
     /** The most advanced answer of the peers, or undefined when none has decided anything yet. */
     const catchUp = Effect.gen(function* () {
       const peers = members.filter((m) => m !== options.id)
       // The engine's own position (its stats arrive after every delivery it made, so the host applied them).
-      const position = yield* running.stats.pipe(
+      const enginePosition = yield* running.stats.pipe(
         Effect.map((stats) => stats[0]?.nextDeliverInstance ?? appliedInstance + 1),
         Effect.orElseSucceed(() => appliedInstance + 1)
       )
+      // After a snapshot the host is ahead of its engine: what is missing starts where the snapshot ends.
+      const position = Math.max(enginePosition, restored?.instance ?? 0)
       const replies = yield* Effect.forEach(
         peers,
         (peer) =>
@@ -455,27 +530,76 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       const useful = answered.filter((a) => a.reply.joinInstance > 1)
       const live = useful.filter((a) => !a.reply.rejoining)
       const pool = live.length > 0 ? live : useful
-      let best: CatchUpReply | undefined
-      for (const { reply } of pool) if (best === undefined || reply.joinInstance > best.joinInstance) best = reply
+      let best: { peer: string; reply: CatchUpReply } | undefined
+      for (const a of pool) if (best === undefined || a.reply.joinInstance > best.reply.joinInstance) best = a
       if (best === undefined) return undefined
       const collapsed = live.length === 0
       const leader = [options.id, ...answered.map((a) => a.peer)].sort()[0]
-      return { reply: best, startNow: !collapsed || leader === options.id }
+      return { peer: best.peer, reply: best.reply, startNow: !collapsed || leader === options.id }
     })
 
-    const joinWith = ({ reply, startNow }: { readonly reply: CatchUpReply; readonly startNow: boolean }) =>
-      running.join({
-        startNow,
-        startInstance: reply.joinInstance,
-        decisions: reply.decisions.map((d) => ({
-          instance: d.instance,
-          values: d.values.flatMap((v) => {
-            const value = valueFromWire(v)
-            return value === undefined ? [] : [value]
-          })
-        })),
-        schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) }
+    /**
+     * Replaces this replica's state with `peer`'s frozen snapshot. Client calls still waiting here may have
+     * been decided in the instances the snapshot skips: they get UNAVAILABLE (outcome unknown, like a
+     * timeout) rather than wait forever; the values still pending in the engine are proposed again.
+     */
+    const restoreFrom = (peer: string, reply: CatchUpReply) =>
+      Effect.gen(function* () {
+        const chunks = yield* Effect.forEach(
+          Array.from({ length: reply.snapshotChunks }, (_, chunk) => chunk),
+          (chunk) =>
+            messenger
+              .ask(
+                { cluster: config.cluster, role: "replica", id: peer },
+                SnapshotChunkRpc,
+                { group: options.group, snapshotId: reply.snapshotId, chunk },
+                { timeoutMs: 8_000 }
+              )
+              .pipe(Effect.map((r) => r.entries))
+        )
+        installSnapshot(kv, { stateHash: reply.snapshotHash, appliedCommands: reply.snapshotCommands, chunks })
+        appliedInstance = reply.snapshotInstance - 1
+        decisions.reset(reply.snapshotInstance)
+        delivered = deliveredFromWire(reply.snapshotDelivered)
+        const epoch = reply.schedule.filter((e) => e.fromInstance <= reply.snapshotInstance).at(-1)
+        if (epoch !== undefined) members = [...epoch.members]
+        restored = { instance: reply.snapshotInstance, delivered }
+        const unknown = () => unavailable("this replica restored its state from a snapshot: outcome unknown")
+        for (const waiter of waiting.values()) waiter(unknown())
+        waiting.clear()
+        const failed = onBarrierFailed(barrier)
+        barrier = failed.state
+        for (const read of failed.fail) read(-1, undefined)
+        yield* Effect.logInfo(
+          `restored the state of ${peer} at instance ${reply.snapshotInstance} (${kv.records.size} keys, ${chunks.length} chunks)`
+        )
       })
+
+    /**
+     * Joins with what a peer sent. A snapshot is installed first and the join waits for the next attempt,
+     * which asks for the decisions after it (the group moved on while the chunks were fetched).
+     */
+    const joinWith = ({ peer, reply, startNow }: { peer: string; reply: CatchUpReply; startNow: boolean }) =>
+      reply.hasSnapshot
+        ? Effect.zipRight(
+            restoreFrom(peer, reply),
+            Effect.fail("restored from a snapshot; catching up on the decisions after it")
+          )
+        : running
+            .join({
+              startNow,
+              startInstance: reply.joinInstance,
+              decisions: reply.decisions.map((d) => ({
+                instance: d.instance,
+                values: d.values.flatMap((v) => {
+                  const value = valueFromWire(v)
+                  return value === undefined ? [] : [value]
+                })
+              })),
+              schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) },
+              ...(restored === undefined ? {} : { snapshot: restored })
+            })
+            .pipe(Effect.tap(() => Effect.sync(() => (restored = undefined))))
 
     /** Fetches what was missed from the most advanced peer and joins where it is. */
     const rejoinOnce = Effect.gen(function* () {
@@ -520,7 +644,11 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     rejoining = true
     const initial = yield* catchUp.pipe(Effect.ensuring(Effect.sync(() => (rejoining = false))))
     if (initial === undefined) yield* running.syncStart
-    else {
+    else if (initial.reply.hasSnapshot) {
+      // Far behind a running group: restore its state, then join like a replica that self-quit.
+      yield* restoreFrom(initial.peer, initial.reply)
+      needsRejoin = true
+    } else {
       yield* joinWith(initial)
       yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.reply.joinInstance}`)
     }

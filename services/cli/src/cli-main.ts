@@ -46,9 +46,13 @@ const run = Command.make(
     interactionMs: Options.text("interaction-ms").pipe(
       Options.withDescription("replica: fixed ΔI in ms instead of calibrating"),
       Options.optional
+    ),
+    logBytes: Options.integer("log-bytes").pipe(
+      Options.withDescription("replica: payload bytes of decisions kept for peers' catch-up (older: snapshot)"),
+      Options.optional
     )
   },
-  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs }) =>
+  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs, logBytes }) =>
     Effect.flatMap(
       load(() => import("./run-role.js")),
       ({ runRole }) =>
@@ -62,7 +66,8 @@ const run = Command.make(
             members: Option.getOrUndefined(members),
             "kv-port": Option.getOrUndefined(Option.map(kvPort, String)),
             engines: Option.getOrUndefined(Option.map(engines, String)),
-            "interaction-ms": Option.getOrUndefined(interactionMs)
+            "interaction-ms": Option.getOrUndefined(interactionMs),
+            "log-bytes": Option.getOrUndefined(Option.map(logBytes, String))
           }
         })
     )

@@ -9,7 +9,7 @@ import { percentile, type WorkloadRow } from "./workload.js"
 
 export const kvWorkload = (
   replicas: ReadonlyArray<string>,
-  options: { readonly sets: number; readonly inFlight: number }
+  options: { readonly sets: number; readonly inFlight: number; readonly partTimeoutSeconds: number }
 ) =>
   Effect.gen(function* () {
     const clients = yield* Effect.forEach(replicas, (_, i) =>
@@ -20,6 +20,7 @@ export const kvWorkload = (
       Effect.gen(function* () {
         const latencies: Array<number> = []
         const t0 = performance.now()
+        yield* Effect.log(`${part}: ${n} operations, ${options.inFlight} in flight`)
         yield* Effect.forEach(
           Array.from({ length: n }, (_, i) => i),
           (i) => {
@@ -32,6 +33,16 @@ export const kvWorkload = (
             )
           },
           { concurrency: options.inFlight, discard: true }
+        ).pipe(
+          // A demo that stalls must say so and where, not hang: the group is given a generous bound (a
+          // healthy 3-replica group finishes each part in seconds).
+          Effect.timeoutFail({
+            duration: `${options.partTimeoutSeconds} seconds`,
+            onTimeout: () =>
+              new Error(
+                `${part}: only ${latencies.length} of ${n} operations finished in ${options.partTimeoutSeconds} s`
+              )
+          })
         )
         const seconds = (performance.now() - t0) / 1000
         latencies.sort((a, b) => a - b)

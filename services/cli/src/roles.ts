@@ -38,7 +38,10 @@ const gateway: RoleLauncher = {
     )
 }
 
-/** `reef run replica --id r1 --group kv --members r1,r2,r3 [--kv-port N] [--engines K] [--interaction-ms X]` */
+/**
+ * `reef run replica --id r1 --group kv --members r1,r2,r3 [--kv-port N] [--engines K] [--interaction-ms X]
+ * [--log-bytes B]`
+ */
 const replica: RoleLauncher = {
   role: "replica",
   description: "POPUC replica (host server + NIC engine thread) serving reef.v1.KV",
@@ -48,7 +51,13 @@ const replica: RoleLauncher = {
         Promise.all([import("@reef/replica"), import("@reef/nic")])
       )
       const members = (options.flags.members ?? options.id).split(",").filter((m) => m !== "")
-      const number = (flag: string) => (options.flags[flag] === undefined ? undefined : Number(options.flags[flag]))
+      const number = (flag: string) => {
+        const raw = options.flags[flag]
+        if (raw === undefined) return undefined
+        const n = Number(raw)
+        if (!Number.isFinite(n) || n < 0) throw new Error(`--${flag} must be a number >= 0, got "${raw}"`)
+        return n
+      }
       const handle = yield* runReplica({
         id: options.id,
         group: options.flags.group ?? "kv",
@@ -56,7 +65,8 @@ const replica: RoleLauncher = {
         natsUrl: options.natsUrl,
         grpcPort: number("kv-port") ?? 0,
         ...(number("engines") === undefined ? {} : { engines: number("engines")! }),
-        ...(number("interaction-ms") === undefined ? {} : { interactionMs: number("interaction-ms")! })
+        ...(number("interaction-ms") === undefined ? {} : { interactionMs: number("interaction-ms")! }),
+        ...(number("log-bytes") === undefined ? {} : { log: { maxBytes: number("log-bytes")! } })
       })
       yield* spawn(nicActor, options.id)
       const timer = handle.engine.roundTimer

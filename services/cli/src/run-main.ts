@@ -23,7 +23,8 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
       members: { type: "string" },
       "kv-port": { type: "string" },
       engines: { type: "string" },
-      "interaction-ms": { type: "string" }
+      "interaction-ms": { type: "string" },
+      "log-bytes": { type: "string" }
     }
   })
   const role = positionals[0]
@@ -44,7 +45,8 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
         members: values.members,
         "kv-port": values["kv-port"],
         engines: values.engines,
-        "interaction-ms": values["interaction-ms"]
+        "interaction-ms": values["interaction-ms"],
+        "log-bytes": values["log-bytes"]
       }
     }
   }

@@ -67,8 +67,13 @@ export const runUp = (options: UpOptions) =>
       const counters = plan
         .filter((a) => a.role === "counter")
         .map((a) => ({ cluster: options.cluster, role: a.role, id: a.id }))
-      const kernel = yield* kernelWorkload(counters)
-      const kvResult = kv.length > 0 ? yield* kvWorkload(kv, { sets: 3_000, inFlight: 96 }) : { rows: [], ok: true }
+      const kernel = yield* kernelWorkload(counters).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("kernel workload: no result in 30 s") })
+      )
+      const kvResult =
+        kv.length > 0
+          ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45 })
+          : { rows: [], ok: true }
       const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
       yield* Effect.sync(() =>
         console.log(

@@ -64,6 +64,7 @@ export {
   createTob,
   DEFAULT_MAX_PENDING,
   type DecidedInstance,
+  type JoinSnapshot,
   scheduleOf,
   selectBatch,
   stepTob,

@@ -68,6 +68,8 @@ export type InstanceOutput =
       readonly instance: number
       readonly round: number
       readonly values: ReadonlyArray<Value>
+      /** Processes this one suspected during the instance, sorted (for traces and operators). */
+      readonly suspects: ReadonlyArray<ProcessId>
     }
   | { readonly _tag: "Crash"; readonly instance: number; readonly round: number; readonly reason: string }
 
@@ -129,7 +131,15 @@ export const closeRound = (s: InstanceState, cause: RoundCloseCause): InstanceSt
   if (decide) {
     return {
       state: { ...s, suspect, locked, status: "decided" },
-      out: [{ _tag: "Decide", instance: s.instance, round, values: sortValues(s.values.values()) }]
+      out: [
+        {
+          _tag: "Decide",
+          instance: s.instance,
+          round,
+          values: sortValues(s.values.values()),
+          suspects: [...suspect].sort()
+        }
+      ]
     }
   }
   const next = round + 1
@@ -164,7 +174,15 @@ export const adoptDecision = (s: InstanceState, decided: ReadonlyArray<ValueRef>
   }
   return {
     state: { ...s, status: "decided" },
-    out: [{ _tag: "Decide", instance: s.instance, round: s.round, values: sortValues(values) }]
+    out: [
+      {
+        _tag: "Decide",
+        instance: s.instance,
+        round: s.round,
+        values: sortValues(values),
+        suspects: [...s.suspect].sort()
+      }
+    ]
   }
 }
 

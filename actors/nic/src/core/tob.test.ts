@@ -1,5 +1,6 @@
 /** Total-order broadcast (Alg. 4, "ckctob") against the paper's sentences, on a lockstep group of replicas. */
 import { describe, expect, it } from "vitest"
+import { emptyDeliveredIndex, markDelivered } from "./delivered-index.js"
 import { initialSchedule } from "./membership.js"
 import { makeRoundTimerConfig } from "./round-timer.js"
 import { createTob, selectBatch, stepTob, type TobInput, type TobOutput, type TobState, type WireMsg } from "./tob.js"
@@ -132,6 +133,40 @@ describe("total-order broadcast (Alg. 4)", () => {
     expect(joined.state.phase).toBe("running")
     expect(joined.state.multi?.current.instance).toBe(4)
     expect([...joined.state.multi!.current.values.keys()]).toEqual(["p2#0"])
+  })
+
+  it("a join from a state snapshot skips the instances the snapshot covers and keeps 'no duplication' across them", () => {
+    // p2 broadcast two values, then fell far behind; a peer's snapshot at instance 50 reflects p2#0 and p1#0.
+    let s = tob("p2")
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(1) }).state
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(2) }).state
+    const p1v = clientValue("p1", 0, bytes(7))
+    const index = markDelivered(markDelivered(emptyDeliveredIndex, clientValue("p2", 0, bytes(1))), p1v)
+    const r = stepTob(s, {
+      _tag: "Join",
+      startInstance: 52,
+      snapshot: { instance: 50, delivered: index },
+      // p1#0 decided again after the snapshot (a re-proposal): not delivered twice; p2#1 is new.
+      decisions: [
+        { instance: 50, values: [p1v] },
+        { instance: 51, values: [clientValue("p2", 1, bytes(2))] }
+      ],
+      schedule: initialSchedule(members)
+    })
+    expect(delivered(r.out)).toEqual(["p2#1"])
+    expect(r.state.nextDeliverInstance).toBe(52)
+    // p2#0 is in the snapshot: no longer pending, never proposed again; seqs continue after p2#1.
+    expect(r.state.pending).toEqual([])
+    expect(r.state.nextSeq).toBe(2)
+    expect(() =>
+      stepTob(s, {
+        _tag: "Join",
+        startInstance: 40,
+        snapshot: { instance: 50, delivered: index },
+        decisions: [],
+        schedule: initialSchedule(members)
+      })
+    ).toThrow(/past the join instance/)
   })
 
   it("a join must come with every decision it has not delivered yet", () => {

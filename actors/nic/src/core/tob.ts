@@ -82,8 +82,8 @@ export type TobInput =
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   /**
    * (Re)join at `startInstance` after a crash or as a new member: `decisions` holds every decision from
-   * this process's `nextDeliverInstance` up to `startInstance - 1` (state transfer from a peer), and
-   * `schedule` the memberships from `startInstance` on.
+   * this process's `nextDeliverInstance` (or from `snapshot.instance`) up to `startInstance - 1` (state
+   * transfer from a peer), and `schedule` the memberships from `startInstance` on.
    */
   | {
       readonly _tag: "Join"
@@ -96,7 +96,18 @@ export type TobInput =
        * replays them and starts at once so its own round-1 message still lands within the round.
        */
       readonly startNow?: boolean
+      /**
+       * The host installed a peer's state snapshot that reflects every decision before `instance`: those are
+       * not delivered here, and `delivered` (the peer's index at that point) replaces this process's, so a
+       * value decided in a skipped instance is still never delivered twice.
+       */
+      readonly snapshot?: JoinSnapshot
     }
+
+export interface JoinSnapshot {
+  readonly instance: number
+  readonly delivered: DeliveredIndex
+}
 
 export type TobOutput =
   | { readonly _tag: "Send"; readonly to: ReadonlyArray<ProcessId>; readonly msg: WireMsg }
@@ -267,10 +278,22 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
   if (input.startInstance < s.nextDeliverInstance) {
     throw new Error(`tob: join at ${input.startInstance} but ${s.nextDeliverInstance - 1} is already delivered`)
   }
-  const byInstance = new Map(input.decisions.map((d) => [d.instance, d]))
   let state: TobState = s
+  if (input.snapshot !== undefined && input.snapshot.instance > s.nextDeliverInstance) {
+    if (input.snapshot.instance > input.startInstance) {
+      throw new Error(`tob: snapshot at ${input.snapshot.instance} is past the join instance ${input.startInstance}`)
+    }
+    const delivered = input.snapshot.delivered
+    state = {
+      ...s,
+      delivered,
+      pending: s.pending.filter((v) => !isDelivered(delivered, v)),
+      nextDeliverInstance: input.snapshot.instance
+    }
+  }
+  const byInstance = new Map(input.decisions.map((d) => [d.instance, d]))
   const out: Array<TobOutput> = []
-  for (let i = s.nextDeliverInstance; i < input.startInstance; i++) {
+  for (let i = state.nextDeliverInstance; i < input.startInstance; i++) {
     const d = byInstance.get(i)
     if (d === undefined) throw new Error(`tob: join at ${input.startInstance} is missing the decision of ${i}`)
     const delivered = deliver(state, d)

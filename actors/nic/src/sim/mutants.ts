@@ -15,7 +15,15 @@ import { sortValues, valueKey } from "../core/value.js"
 
 const decided = (s: InstanceState, round: number): InstanceStep => ({
   state: { ...s, status: "decided" },
-  out: [{ _tag: "Decide", instance: s.instance, round, values: sortValues(s.values.values()) }]
+  out: [
+    {
+      _tag: "Decide",
+      instance: s.instance,
+      round,
+      values: sortValues(s.values.values()),
+      suspects: [...s.suspect].sort()
+    }
+  ]
 })
 
 /** True when `input` makes `s` run its round change routine for round `s.round`. */

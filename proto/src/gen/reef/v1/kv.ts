@@ -135,12 +135,14 @@ export interface CatchUpRequest {
 }
 
 export interface CatchUpReply {
-  /** Either the decisions from from_instance on (when the peer still holds them) ... */
+  /** Either the decisions from from_instance on (when the peer still holds them and they fit one message) ... */
   decisions: PopucDecision[];
-  /** ... or a full snapshot of the state at snapshot_instance (exclusive: instances before it are applied). */
+  /**
+   * ... or a snapshot of the state at snapshot_instance (exclusive: instances before it are applied). Its
+   * entries come in snapshot_chunks chunks (SnapshotChunkRequest), frozen by the peer under snapshot_id.
+   */
   hasSnapshot: boolean;
   snapshotInstance: number;
-  snapshot: KvEntry[];
   snapshotHash: string;
   snapshotCommands: number;
   /** The instance the asker should join at, and the memberships from then on. */
@@ -151,6 +153,28 @@ export interface CatchUpReply {
    * collapsed and restarts together behind the lowest id, like sync-start.
    */
   rejoining: boolean;
+  /** Which values the snapshot already reflects (total-order broadcast's "no duplication" index). */
+  snapshotDelivered: DeliveredWatermark[];
+  snapshotId: number;
+  snapshotChunks: number;
+}
+
+/** Per proposer: every seq below floor is delivered, and the seqs in above. */
+export interface DeliveredWatermark {
+  proposer: string;
+  floor: number;
+  above: number[];
+}
+
+/** One chunk of a snapshot a peer froze for a CatchUpReply. */
+export interface SnapshotChunkRequest {
+  group: string;
+  snapshotId: number;
+  chunk: number;
+}
+
+export interface SnapshotChunkReply {
+  entries: KvEntry[];
 }
 
 export interface KvEntry {
@@ -1948,12 +1972,14 @@ function createBaseCatchUpReply(): CatchUpReply {
     decisions: [],
     hasSnapshot: false,
     snapshotInstance: 0,
-    snapshot: [],
     snapshotHash: "",
     snapshotCommands: 0,
     joinInstance: 0,
     schedule: [],
     rejoining: false,
+    snapshotDelivered: [],
+    snapshotId: 0,
+    snapshotChunks: 0,
   };
 }
 
@@ -1970,9 +1996,6 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     if (message.snapshotInstance !== 0) {
       writer.uint32(24).uint64(message.snapshotInstance);
     }
-    for (const v of message.snapshot) {
-      KvEntry.encode(v!, writer.uint32(34).fork()).join();
-    }
     if (message.snapshotHash !== "") {
       writer.uint32(42).string(message.snapshotHash);
     }
@@ -1987,6 +2010,15 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     }
     if (message.rejoining !== false) {
       writer.uint32(72).bool(message.rejoining);
+    }
+    for (const v of message.snapshotDelivered) {
+      DeliveredWatermark.encode(v!, writer.uint32(82).fork()).join();
+    }
+    if (message.snapshotId !== 0) {
+      writer.uint32(88).uint64(message.snapshotId);
+    }
+    if (message.snapshotChunks !== 0) {
+      writer.uint32(96).uint32(message.snapshotChunks);
     }
     return writer;
   },
@@ -2026,14 +2058,6 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
             }
 
             message.snapshotInstance = longToNumber(reader.uint64());
-            continue;
-          }
-          case 4: {
-            if (tag !== 34) {
-              break;
-            }
-
-            message.snapshot.push(KvEntry.decode(reader, reader.uint32()));
             continue;
           }
           case 5: {
@@ -2076,6 +2100,30 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
             message.rejoining = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.snapshotDelivered.push(DeliveredWatermark.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.snapshotId = longToNumber(reader.uint64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.snapshotChunks = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2103,7 +2151,6 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
         : isSet(object.snapshot_instance)
         ? globalThis.Number(object.snapshot_instance)
         : 0,
-      snapshot: globalThis.Array.isArray(object?.snapshot) ? object.snapshot.map((e: any) => KvEntry.fromJSON(e)) : [],
       snapshotHash: isSet(object.snapshotHash)
         ? globalThis.String(object.snapshotHash)
         : isSet(object.snapshot_hash)
@@ -2123,6 +2170,21 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
         ? object.schedule.map((e: any) => PopucEpoch.fromJSON(e))
         : [],
       rejoining: isSet(object.rejoining) ? globalThis.Boolean(object.rejoining) : false,
+      snapshotDelivered: globalThis.Array.isArray(object?.snapshotDelivered)
+        ? object.snapshotDelivered.map((e: any) => DeliveredWatermark.fromJSON(e))
+        : globalThis.Array.isArray(object?.snapshot_delivered)
+        ? object.snapshot_delivered.map((e: any) => DeliveredWatermark.fromJSON(e))
+        : [],
+      snapshotId: isSet(object.snapshotId)
+        ? globalThis.Number(object.snapshotId)
+        : isSet(object.snapshot_id)
+        ? globalThis.Number(object.snapshot_id)
+        : 0,
+      snapshotChunks: isSet(object.snapshotChunks)
+        ? globalThis.Number(object.snapshotChunks)
+        : isSet(object.snapshot_chunks)
+        ? globalThis.Number(object.snapshot_chunks)
+        : 0,
     };
   },
 
@@ -2136,9 +2198,6 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     }
     if (message.snapshotInstance !== 0) {
       obj.snapshotInstance = Math.round(message.snapshotInstance);
-    }
-    if (message.snapshot?.length) {
-      obj.snapshot = message.snapshot.map((e) => KvEntry.toJSON(e));
     }
     if (message.snapshotHash !== "") {
       obj.snapshotHash = message.snapshotHash;
@@ -2155,6 +2214,15 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     if (message.rejoining !== false) {
       obj.rejoining = message.rejoining;
     }
+    if (message.snapshotDelivered?.length) {
+      obj.snapshotDelivered = message.snapshotDelivered.map((e) => DeliveredWatermark.toJSON(e));
+    }
+    if (message.snapshotId !== 0) {
+      obj.snapshotId = Math.round(message.snapshotId);
+    }
+    if (message.snapshotChunks !== 0) {
+      obj.snapshotChunks = Math.round(message.snapshotChunks);
+    }
     return obj;
   },
 
@@ -2166,12 +2234,309 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     message.decisions = object.decisions?.map((e) => PopucDecision.fromPartial(e)) || [];
     message.hasSnapshot = object.hasSnapshot ?? false;
     message.snapshotInstance = object.snapshotInstance ?? 0;
-    message.snapshot = object.snapshot?.map((e) => KvEntry.fromPartial(e)) || [];
     message.snapshotHash = object.snapshotHash ?? "";
     message.snapshotCommands = object.snapshotCommands ?? 0;
     message.joinInstance = object.joinInstance ?? 0;
     message.schedule = object.schedule?.map((e) => PopucEpoch.fromPartial(e)) || [];
     message.rejoining = object.rejoining ?? false;
+    message.snapshotDelivered = object.snapshotDelivered?.map((e) => DeliveredWatermark.fromPartial(e)) || [];
+    message.snapshotId = object.snapshotId ?? 0;
+    message.snapshotChunks = object.snapshotChunks ?? 0;
+    return message;
+  },
+};
+
+function createBaseDeliveredWatermark(): DeliveredWatermark {
+  return { proposer: "", floor: 0, above: [] };
+}
+
+export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.DeliveredWatermark"> = {
+  $type: "reef.v1.DeliveredWatermark" as const,
+
+  encode(message: DeliveredWatermark, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.proposer !== "") {
+      writer.uint32(10).string(message.proposer);
+    }
+    if (message.floor !== 0) {
+      writer.uint32(16).uint64(message.floor);
+    }
+    if (message.above.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.above) {
+        writer.uint64(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeliveredWatermark {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeliveredWatermark();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.proposer = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.floor = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.above.push(longToNumber(reader.uint64()));
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.above.push(longToNumber(reader.uint64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeliveredWatermark {
+    return {
+      proposer: isSet(object.proposer) ? globalThis.String(object.proposer) : "",
+      floor: isSet(object.floor) ? globalThis.Number(object.floor) : 0,
+      above: globalThis.Array.isArray(object?.above) ? object.above.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: DeliveredWatermark): unknown {
+    const obj: any = {};
+    if (message.proposer !== "") {
+      obj.proposer = message.proposer;
+    }
+    if (message.floor !== 0) {
+      obj.floor = Math.round(message.floor);
+    }
+    if (message.above?.length) {
+      obj.above = message.above.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeliveredWatermark>): DeliveredWatermark {
+    return DeliveredWatermark.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeliveredWatermark>): DeliveredWatermark {
+    const message = createBaseDeliveredWatermark();
+    message.proposer = object.proposer ?? "";
+    message.floor = object.floor ?? 0;
+    message.above = object.above?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSnapshotChunkRequest(): SnapshotChunkRequest {
+  return { group: "", snapshotId: 0, chunk: 0 };
+}
+
+export const SnapshotChunkRequest: MessageFns<SnapshotChunkRequest, "reef.v1.SnapshotChunkRequest"> = {
+  $type: "reef.v1.SnapshotChunkRequest" as const,
+
+  encode(message: SnapshotChunkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    if (message.snapshotId !== 0) {
+      writer.uint32(16).uint64(message.snapshotId);
+    }
+    if (message.chunk !== 0) {
+      writer.uint32(24).uint32(message.chunk);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SnapshotChunkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSnapshotChunkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.snapshotId = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.chunk = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SnapshotChunkRequest {
+    return {
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+      snapshotId: isSet(object.snapshotId)
+        ? globalThis.Number(object.snapshotId)
+        : isSet(object.snapshot_id)
+        ? globalThis.Number(object.snapshot_id)
+        : 0,
+      chunk: isSet(object.chunk) ? globalThis.Number(object.chunk) : 0,
+    };
+  },
+
+  toJSON(message: SnapshotChunkRequest): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    if (message.snapshotId !== 0) {
+      obj.snapshotId = Math.round(message.snapshotId);
+    }
+    if (message.chunk !== 0) {
+      obj.chunk = Math.round(message.chunk);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SnapshotChunkRequest>): SnapshotChunkRequest {
+    return SnapshotChunkRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SnapshotChunkRequest>): SnapshotChunkRequest {
+    const message = createBaseSnapshotChunkRequest();
+    message.group = object.group ?? "";
+    message.snapshotId = object.snapshotId ?? 0;
+    message.chunk = object.chunk ?? 0;
+    return message;
+  },
+};
+
+function createBaseSnapshotChunkReply(): SnapshotChunkReply {
+  return { entries: [] };
+}
+
+export const SnapshotChunkReply: MessageFns<SnapshotChunkReply, "reef.v1.SnapshotChunkReply"> = {
+  $type: "reef.v1.SnapshotChunkReply" as const,
+
+  encode(message: SnapshotChunkReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.entries) {
+      KvEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SnapshotChunkReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSnapshotChunkReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entries.push(KvEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SnapshotChunkReply {
+    return {
+      entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => KvEntry.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SnapshotChunkReply): unknown {
+    const obj: any = {};
+    if (message.entries?.length) {
+      obj.entries = message.entries.map((e) => KvEntry.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SnapshotChunkReply>): SnapshotChunkReply {
+    return SnapshotChunkReply.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SnapshotChunkReply>): SnapshotChunkReply {
+    const message = createBaseSnapshotChunkReply();
+    message.entries = object.entries?.map((e) => KvEntry.fromPartial(e)) || [];
     return message;
   },
 };

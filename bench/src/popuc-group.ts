@@ -1,0 +1,70 @@
+/**
+ * A POPUC group of replica processes for the benchmarks (`reef run replica`, one process each, on one
+ * nats-server), and what a benchmark reads back from it: engine stats over gRPC and peak RSS from /proc.
+ */
+import { readFileSync } from "node:fs"
+import { startReefChild } from "@reef/cli"
+import { freePort } from "@reef/kernel"
+import { makeKvClient } from "@reef/replica"
+import * as Effect from "effect/Effect"
+import { round } from "./report.js"
+
+export const BENCH_CLUSTER = "bench"
+
+/** A /proc/<pid>/status field in MB (VmHWM: peak, VmRSS: current); undefined once the process is gone. */
+export const procMemoryMb = (pid: number, field: "VmHWM" | "VmRSS"): number | undefined => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)
+    return match ? round(Number(match[1]) / 1024, 1) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const peakRssMb = (pid: number): number | undefined => procMemoryMb(pid, "VmHWM")
+
+/** A POPUC group of `n` replica processes, in the current scope. */
+export const startGroup = (natsUrl: string, n: number, group: string) =>
+  Effect.gen(function* () {
+    const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
+    const ports = yield* Effect.forEach(ids, () => freePort)
+    const children = yield* Effect.forEach(
+      ids,
+      (id, i) =>
+        startReefChild({
+          name: `replica/${id}`,
+          args: [
+            "run",
+            "replica",
+            "--id",
+            id,
+            "--nats",
+            natsUrl,
+            "--cluster",
+            BENCH_CLUSTER,
+            "--group",
+            group,
+            "--members",
+            ids.join(","),
+            "--kv-port",
+            String(ports[i])
+          ],
+          env: { OTEL_SDK_DISABLED: "true" },
+          startTimeoutMs: 90_000,
+          onLine: (line) => {
+            if (line.includes("self-quit") || line.includes("ERROR")) console.log(`  [${group}/${id}] ${line}`)
+          }
+        }),
+      { concurrency: "unbounded" }
+    )
+    return { ids, addresses: ports.map((p) => `127.0.0.1:${p}`), children }
+  })
+
+export type Group = Effect.Effect.Success<ReturnType<typeof startGroup>>
+
+export const engineStates = (group: Group) =>
+  Effect.gen(function* () {
+    const client = yield* makeKvClient({ replicas: group.addresses })
+    return yield* Effect.forEach(group.addresses, (_, i) => client.state(i).pipe(Effect.option))
+  }).pipe(Effect.scoped)

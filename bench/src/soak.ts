@@ -1,0 +1,127 @@
+/**
+ * Suite `soak`: is memory flat under sustained load? A 3-replica POPUC group (each replica process also
+ * runs its NIC engine thread) serves colocated Sets and Gets for `--minutes` (10 by default, 1 with
+ * --quick) while this process samples every replica's resident set size. Reported per replica: RSS after
+ * the first minute, at the end, the peak, and the growth rate after warm-up (least squares, MB/min).
+ *
+ * Writes bench/results/soak.json and bench/results/soak.svg (RSS over time per replica).
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { startNatsServer } from "@reef/kernel"
+import * as Effect from "effect/Effect"
+import { runKvLoad } from "./kv-load.js"
+import { engineStates, procMemoryMb, startGroup } from "./popuc-group.js"
+import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { lineChart } from "./svg.js"
+
+const SAMPLE_EVERY_MS = 10_000
+const WARM_UP_MS = 60_000
+const LOAD_SLICE_MS = 10_000
+
+/** Least-squares slope of y over x. */
+export const slope = (points: ReadonlyArray<readonly [number, number]>): number => {
+  const n = points.length
+  if (n < 2) return 0
+  const mx = points.reduce((s, p) => s + p[0], 0) / n
+  const my = points.reduce((s, p) => s + p[1], 0) / n
+  const sxx = points.reduce((s, p) => s + (p[0] - mx) ** 2, 0)
+  const sxy = points.reduce((s, p) => s + (p[0] - mx) * (p[1] - my), 0)
+  return sxx === 0 ? 0 : sxy / sxx
+}
+
+export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => {
+  const minutesFlag = flags.indexOf("--minutes")
+  const minutes = minutesFlag >= 0 ? Number(flags[minutesFlag + 1]) : quick ? 1 : 10
+  if (!(minutes > 0)) throw new Error("soak: --minutes must be a positive number")
+  const durationMs = minutes * 60_000
+  const samples = new Map<string, Array<readonly [number, number]>>()
+  let operations = 0
+  let errors = 0
+  let selfQuits = 0
+
+  await Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const nats = yield* startNatsServer({ jetstream: false })
+        const group = yield* startGroup(nats.url, 3, "soak")
+        const t0 = performance.now()
+        const sample = () => {
+          const minute = (performance.now() - t0) / 60_000
+          group.children.forEach((child, i) => {
+            const rss = child.pid === undefined ? undefined : procMemoryMb(child.pid, "VmRSS")
+            if (rss === undefined) return
+            const id = group.ids[i]!
+            samples.set(id, [...(samples.get(id) ?? []), [round(minute, 3), rss] as const])
+          })
+        }
+        sample()
+        const sampler = setInterval(sample, SAMPLE_EVERY_MS)
+        // Load in slices, alternating Sets and Gets, so a slow slice never stretches the soak.
+        for (let slice = 0; performance.now() - t0 < durationMs; slice++) {
+          const load = yield* runKvLoad({
+            addresses: group.addresses,
+            mode: "colocated",
+            op: slice % 2 === 0 ? "set" : "get",
+            concurrency: 128,
+            durationMs: Math.min(LOAD_SLICE_MS, Math.max(1, durationMs - (performance.now() - t0)))
+          })
+          operations += load.ops
+          errors += load.errors
+        }
+        clearInterval(sampler)
+        sample()
+        const states = yield* engineStates(group)
+        for (const s of states) if (s._tag === "Some") selfQuits += s.value.engine?.selfQuits ?? 0
+      })
+    )
+  )
+
+  const rows = [...samples].map(([id, points]) => {
+    const warm = points.filter(([minute]) => minute * 60_000 >= Math.min(WARM_UP_MS, durationMs / 2))
+    const first = warm[0]?.[1] ?? Number.NaN
+    const last = points[points.length - 1]?.[1] ?? Number.NaN
+    return {
+      id,
+      rssAfterWarmUpMb: first,
+      rssEndMb: last,
+      rssPeakMb: Math.max(...points.map((p) => p[1])),
+      growthMbPerMin: round(slope(warm), 2),
+      endOverWarmUp: round(last / first, 3)
+    }
+  })
+  const worst = rows.reduce((w, r) => Math.max(r.endOverWarmUp, w), 0)
+  printTable(
+    `Soak: 3 replicas, 128 in flight, ${minutes} min${quick ? " (quick)" : ""}`,
+    ["replica", "RSS after warm-up", "RSS end", "RSS peak", "growth MB/min", "end / warm-up"],
+    rows.map((r) => [r.id, r.rssAfterWarmUpMb, r.rssEndMb, r.rssPeakMb, r.growthMbPerMin, r.endOverWarmUp])
+  )
+  console.log(`\n${operations} operations (${errors} errors, ${selfQuits} self-quits) in ${minutes} min`)
+  const ratios = { rssEndOverWarmUpWorstReplica: worst }
+  printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
+  const path = writeResult({
+    suite: "soak",
+    quick,
+    machine: machine(),
+    metrics: {
+      minutes,
+      operations,
+      errors,
+      selfQuits,
+      operationsPerSec: round(operations / (durationMs / 1000), 0),
+      replicas: Object.fromEntries(rows.map((r) => [r.id, r])),
+      samples: Object.fromEntries([...samples].map(([id, points]) => [id, points.map((p) => [...p])])) as never
+    },
+    ratios
+  })
+  writeFileSync(
+    join(resultsDir, "soak.svg"),
+    lineChart({
+      title: `Replica RSS under sustained load (${minutes} min)`,
+      xLabel: "minutes",
+      yLabel: "RSS (MB)",
+      series: [...samples].map(([id, points]) => ({ name: id, points }))
+    })
+  )
+  console.log(`wrote ${path} and ${join(resultsDir, "soak.svg")}`)
+}
