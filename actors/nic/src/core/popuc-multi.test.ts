@@ -163,7 +163,9 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     const decision = ids(5).map((p) => heartbeatValue(p, 1))
     const refs = decision.map(({ proposer, seq, kind }) => ({ proposer, seq, kind }))
     const relayed = stepMulti(s, { _tag: "Receive", from: "p2", msg: { ...msg(2, 1, []), decided: refs } }, beat("p0"))
-    expect(tagged(relayed.out, "Decide")).toEqual([{ _tag: "Decide", instance: 1, round: 2, values: decision, suspects: [] }])
+    expect(tagged(relayed.out, "Decide")).toEqual([
+      { _tag: "Decide", instance: 1, round: 2, values: decision, suspects: [] }
+    ])
     expect(relayed.state.current.instance).toBe(2)
     // Without every value of the decision, nothing is decided: the relay never guesses.
     const unknown = [...refs, { proposer: "p9", seq: 1, kind: "client" as const }]
