@@ -174,7 +174,11 @@ const loop = createEngineLoop(
   { ...data.config, roundTimer },
   {
     send: (to, bytes) => nc.publish(engineSubject(data.cluster, group, to), bytes),
-    setTimer: (afterMs, fire) => void setTimeout(fire, afterMs),
+    // A round closes in the event loop's check phase, after the poll phase has read every message already
+    // waiting on the socket. Otherwise, when this thread was descheduled past a round's end, the expired
+    // timer would run first (timers precede I/O in a loop iteration) and suspect peers whose messages had
+    // arrived in time and were merely unread: the software analogue of a NIC reading its receive queue.
+    setTimer: (afterMs, fire) => void setTimeout(() => setImmediate(fire), afterMs),
     nowMs: () => performance.now(),
     wallUs: () => (performance.timeOrigin + performance.now()) * 1000,
     emit: (event) => post({ _tag: "Event", event })

@@ -7,8 +7,11 @@
 import { VALUE_OVERHEAD_BYTES, type Value } from "@reef/nic"
 
 export const DEFAULT_LOG_INSTANCES = 100_000
-/** About 30k KV commands of 256-byte values: a minute or more of load, far more than a rejoin needs. */
-export const DEFAULT_LOG_BYTES = 8 * 1024 * 1024
+/**
+ * About 14k KV commands of 256-byte values: half a minute of load, far more than a self-quit's rejoin needs
+ * (a replica further behind gets a snapshot).
+ */
+export const DEFAULT_LOG_BYTES = 4 * 1024 * 1024
 
 export interface DecisionLogLimits {
   readonly maxInstances?: number

@@ -500,6 +500,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       if (frozen !== undefined && Date.now() - frozen.atMs > FROZEN_SNAPSHOT_TTL_MS) frozen = undefined
     }).pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.forkScoped)
 
+    let peersAnswered = 0
     /** The most advanced answer of the peers, or undefined when none has decided anything yet. */
     const catchUp = Effect.gen(function* () {
       const peers = members.filter((m) => m !== options.id)
@@ -527,6 +528,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       // together: all join the most advanced instance, the lowest id opens it and the others follow its
       // round-1 message, which is what sync-start does for the first instance.
       const answered = replies.flatMap((r, i) => (r._tag === "Some" ? [{ peer: peers[i]!, reply: r.value }] : []))
+      peersAnswered = answered.length
       const useful = answered.filter((a) => a.reply.joinInstance > 1)
       const live = useful.filter((a) => !a.reply.rejoining)
       const pool = live.length > 0 ? live : useful
@@ -641,8 +643,26 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     )
 
     // A group that has decided something is running: join it. Otherwise start it with the others.
+    // Bootstrap barrier: a new group starts its first instance only once every peer answers (a majority after
+    // 10 s, when some member is down). A peer still starting up (loading, calibrating, on a busy machine)
+    // would take the first round-1 messages late, and the early replicas would suspect it and each other.
     rejoining = true
-    const initial = yield* catchUp.pipe(Effect.ensuring(Effect.sync(() => (rejoining = false))))
+    const startedAt = Date.now()
+    const peerCount = members.length - 1
+    const waitForPeers = (found: unknown) => {
+      if (found !== undefined || peersAnswered >= peerCount) return false
+      const waited = Date.now() - startedAt
+      return waited < 10_000 || (peersAnswered < Math.floor(peerCount / 2) && waited < 60_000)
+    }
+    let initial = yield* catchUp
+    while (waitForPeers(initial)) {
+      yield* Effect.sleep("100 millis")
+      initial = yield* catchUp
+    }
+    rejoining = false
+    if (initial === undefined && peersAnswered < peerCount) {
+      yield* Effect.logWarning(`starting group ${options.group} with ${peersAnswered} of ${peerCount} peers answering`)
+    }
     if (initial === undefined) yield* running.syncStart
     else if (initial.reply.hasSnapshot) {
       // Far behind a running group: restore its state, then join like a replica that self-quit.
