@@ -76,6 +76,7 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     "deliveries",
     "self-crashes",
     "rejoins",
+    "learned",
     "dropped msgs",
     "ms/run"
   ]
@@ -88,6 +89,7 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     String(r.deliveries),
     String(r.selfCrashes),
     String(r.rejoins),
+    String(r.learnerRejoins),
     String(r.droppedMessages),
     (r.ms / r.runs).toFixed(2)
   ])

@@ -6,6 +6,7 @@
  */
 import {
   createTob,
+  isTakingPart,
   type MembershipSchedule,
   type ProcessId,
   type RoundMsg,
@@ -60,6 +61,8 @@ export type EngineEvent =
   | DecidedEvent
   | { readonly _tag: "Crashed"; readonly instance: number; readonly reason: string }
   | { readonly _tag: "Left"; readonly instance: number }
+  /** After a self-quit, the engine caught up as a learner and takes part again from `instance`. */
+  | { readonly _tag: "Rejoined"; readonly instance: number }
   | { readonly _tag: "Dropped"; readonly reason: string }
   | { readonly _tag: "Stats"; readonly stats: EngineStats }
 
@@ -179,6 +182,15 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           io.setTimer(o.afterMs, () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined))
           break
         }
+        case "Learned":
+          // Delivered as a learner: reported like a decision (the host's merged order needs every instance),
+          // but not counted as one this engine decided in rounds.
+          decided.push({ instance: o.instance, rounds: 0, size: o.decidedSetSize, suspects: [], values: [] })
+          break
+        case "Rejoined":
+          flush()
+          io.emit({ _tag: "Rejoined", instance: o.instance })
+          break
         case "Decide":
           instancesDecided++
           roundsDecided += o.round
@@ -305,6 +317,9 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         case "SyncStart":
           return apply({ _tag: "SyncStart" }, undefined)
         case "Join": {
+          // The engine rejoined by itself as a learner (core/learner.ts) while the host fetched a state
+          // transfer: the transfer is moot, and replaying it would report instances it never delivered.
+          if (isTakingPart(state)) return
           instanceStartMs = io.nowMs()
           roundStarts.clear()
           const join = {

@@ -49,6 +49,8 @@ export interface EngineHandlers {
   readonly onApplied: (batch: AppliedBatch) => void
   /** The engine self-quit (excluded or behind): the host must rejoin. */
   readonly onCrashed: (engine: number, instance: number, reason: string) => void
+  /** After a self-quit, the engine caught up as a learner and takes part again (no state transfer needed). */
+  readonly onRejoined?: (engine: number, instance: number) => void
   readonly onDropped?: (engine: number, reason: string) => void
   readonly onLog?: (level: "info" | "warn", message: string) => void
 }
@@ -159,6 +161,8 @@ export const startEngine = (
           return handlers.onCrashed(engine, event.instance, event.reason)
         case "Left":
           return handlers.onLog?.("info", `engine ${engine} left the group at instance ${event.instance}`)
+        case "Rejoined":
+          return handlers.onRejoined?.(engine, event.instance)
         case "Dropped":
           return handlers.onDropped?.(engine, event.reason)
         case "Stats": {

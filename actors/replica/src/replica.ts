@@ -128,6 +128,9 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     /** Set by every self-quit; the rejoin driver loops until a join sticks (see `driveRejoin`). */
     let needsRejoin = false
     let rejoining = false
+    /** Self-quits and learner rejoins the engine reported: equal when it caught up by itself. */
+    let engineCrashes = 0
+    let engineRejoins = 0
 
     const log = (message: string) =>
       runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ replica: options.id })))
@@ -394,8 +397,15 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         onApplied,
         onCrashed: (engineIndex, instance, reason) => {
           log(`engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
+          engineCrashes++
           needsRejoin = true
           if (!rejoining) runFork(driveRejoin)
+        },
+        onRejoined: (engineIndex, instance) => {
+          engineRejoins++
+          runFork(
+            Effect.logInfo(`engine ${engineIndex} caught up as a learner and takes part again at instance ${instance}`)
+          )
         },
         onDropped: (engineIndex, reason) => log(`engine ${engineIndex} dropped a malformed round message: ${reason}`),
         onLog: (_level, message) => log(message)
@@ -621,12 +631,21 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       rejoining = true
       while (needsRejoin) {
         needsRejoin = false
+        // The engine usually catches up by itself as a learner within an instance or two (core/learner.ts):
+        // give it that long before fetching a state transfer from a peer.
+        const timer = running.roundTimer
+        const periodMs = timer.interactionMs + timer.windowMs + timer.driftMs
+        const learned = yield* Effect.sync(() => engineRejoins >= engineCrashes && !needsRejoin).pipe(
+          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("10 millis") }),
+          Effect.timeout(`${Math.max(100, 8 * periodMs)} millis`),
+          Effect.option
+        )
+        if (learned._tag === "Some") continue
         const before = appliedInstance
         yield* rejoinOnce
         // Watchdog: a join that decides nothing within a bounded time (the restart leader it follows is
         // gone, say) is tried again rather than waited on forever.
-        const timer = running.roundTimer
-        const limitMs = Math.max(2_000, 20 * (timer.interactionMs + timer.windowMs + timer.driftMs))
+        const limitMs = Math.max(2_000, 20 * periodMs)
         const progressed = yield* Effect.sync(() => appliedInstance > before || needsRejoin).pipe(
           Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("50 millis") }),
           Effect.timeout(`${limitMs} millis`),

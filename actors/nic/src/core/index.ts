@@ -4,6 +4,7 @@
  * I/O, no randomness: a shell feeds inputs and carries out the outputs.
  */
 export { type DeliveredIndex, emptyDeliveredIndex, isDelivered, markDelivered } from "./delivered-index.js"
+export { afterDelivery, hearRound1, LEARN_AHEAD, type LearnerState, relayedDecision, startLearning } from "./learner.js"
 export {
   DEFAULT_MEMBERSHIP_DELAY,
   initialSchedule,
@@ -64,6 +65,7 @@ export {
   createTob,
   DEFAULT_MAX_PENDING,
   type DecidedInstance,
+  isTakingPart,
   type JoinSnapshot,
   scheduleOf,
   selectBatch,

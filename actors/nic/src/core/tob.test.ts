@@ -169,6 +169,80 @@ describe("total-order broadcast (Alg. 4)", () => {
     ).toThrow(/past the join instance/)
   })
 
+  it("a process that self-quit learns the relayed decision from round 1 of the next instance and takes part again", () => {
+    // "a process that self-quits ... is not (immediately) excluded from future instances, allowing it
+    // asynchronously to ask for missing values ... and start reproposing once it has caught up."
+    let s = tob("p2")
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(5) }).state
+    s = stepTob(s, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state
+    const round1 = (
+      from: ProcessId,
+      instance: number,
+      values: ReadonlyArray<Value>,
+      decided: ReadonlyArray<Value> = []
+    ) =>
+      ({
+        _tag: "Receive",
+        from,
+        msg: {
+          _tag: "Round",
+          instance,
+          round: 1,
+          values,
+          locked: [],
+          decided: decided.map(({ proposer, seq, kind }) => ({ proposer, seq, kind }))
+        }
+      }) as const
+    const hb0 = heartbeatValue("p0", 1)
+    const hb1 = heartbeatValue("p1", 1)
+    s = stepTob(s, round1("p0", 1, [hb0])).state
+    s = stepTob(s, round1("p1", 1, [hb1])).state
+    // Excluded: a message of instance 3 says the group is two instances ahead.
+    const crashed = stepTob(s, {
+      _tag: "Receive",
+      from: "p0",
+      msg: { _tag: "Round", instance: 3, round: 1, values: [], locked: [], decided: [] }
+    })
+    expect(crashed.state.phase).toBe("crashed")
+    // Round 1 of instance 2 relays the decision of instance 1; p2 holds every value of it.
+    const own = clientValue("p2", 0, bytes(5))
+    const learned = stepTob(crashed.state, round1("p1", 2, [heartbeatValue("p1", 2)], [hb0, hb1, own]))
+    expect(delivered(learned.out)).toEqual(["p2#0"])
+    expect(learned.out.map((o) => o._tag)).toContain("Rejoined")
+    expect(learned.state.phase).toBe("running")
+    expect(learned.state.multi?.current.instance).toBe(2)
+    expect(learned.state.multi?.current.round).toBe(1)
+    // It proposes again in round 1 of instance 2 (a heartbeat: its value was delivered), on time.
+    const sends = learned.out.filter((o) => o._tag === "Send" && o.msg._tag === "Round" && o.msg.instance === 2)
+    expect(sends.length).toBeGreaterThan(0)
+    // A state transfer arriving afterwards is moot.
+    const late = stepTob(learned.state, {
+      _tag: "Join",
+      startInstance: 3,
+      decisions: [],
+      schedule: initialSchedule(members)
+    })
+    expect(late.state).toBe(learned.state)
+  })
+
+  it("a learner missing a value of the relayed decision stays crashed (the shell's state transfer takes over)", () => {
+    let s = tob("p2")
+    s = stepTob(s, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state
+    const crashed = stepTob(s, {
+      _tag: "Receive",
+      from: "p0",
+      msg: { _tag: "Round", instance: 3, round: 1, values: [], locked: [], decided: [] }
+    }).state
+    const unknown = { proposer: "p1", seq: 4, kind: "client" as const }
+    const r = stepTob(crashed, {
+      _tag: "Receive",
+      from: "p0",
+      msg: { _tag: "Round", instance: 2, round: 1, values: [], locked: [], decided: [unknown] }
+    })
+    expect(r.state.phase).toBe("crashed")
+    expect(r.out).toEqual([])
+  })
+
   it("a join must come with every decision it has not delivered yet", () => {
     expect(() =>
       stepTob(tob("p0"), {

@@ -15,9 +15,23 @@
  * in bytes) is what §5.2 describes for the hardware and what the brief asks for.
  */
 import { type DeliveredIndex, emptyDeliveredIndex, isDelivered, markDelivered } from "./delivered-index.js"
-import { DEFAULT_MEMBERSHIP_DELAY, initialSchedule, type MembershipSchedule, membersAt } from "./membership.js"
+import { afterDelivery, hearRound1, type LearnerState, relayedDecision, startLearning } from "./learner.js"
+import {
+  DEFAULT_MEMBERSHIP_DELAY,
+  initialSchedule,
+  type MembershipSchedule,
+  membersAt,
+  scheduleAfterDecision
+} from "./membership.js"
 import type { StepInstance } from "./popuc-instance.js"
-import { createMulti, type MultiOutput, type MultiState, type ProposalSource, stepMulti } from "./popuc-multi.js"
+import {
+  createMulti,
+  type MultiOutput,
+  type MultiState,
+  type ProposalSource,
+  type StashedMsg,
+  stepMulti
+} from "./popuc-multi.js"
 import type { RoundTimerConfig } from "./round-timer.js"
 import {
   createSyncStart,
@@ -62,6 +76,8 @@ export interface TobState {
   /** Every decision before this instance has been delivered. */
   readonly nextDeliverInstance: number
   readonly delivered: DeliveredIndex
+  /** While crashed: what it learns from round-1 messages to take part again (learner.ts). */
+  readonly learner: LearnerState | undefined
 }
 
 export type WireMsg = RoundMsg | SyncStartMsg
@@ -116,6 +132,10 @@ export type TobOutput =
   | { readonly _tag: "Queued"; readonly value: Value }
   | { readonly _tag: "Rejected"; readonly reason: string }
   | { readonly _tag: "Deliver"; readonly instance: number; readonly value: Value }
+  /** A learner delivered `instance` from a relayed decision (its Deliver outputs follow). */
+  | { readonly _tag: "Learned"; readonly instance: number; readonly decidedSetSize: number }
+  /** A learner caught up and opened `instance`: it takes part again without a state transfer. */
+  | { readonly _tag: "Rejoined"; readonly instance: number }
 
 export type TobStep = Step<TobState, TobOutput>
 
@@ -128,7 +148,8 @@ export const createTob = (params: TobParams): TobState => ({
   pending: [],
   nextSeq: 0,
   nextDeliverInstance: 1,
-  delivered: emptyDeliveredIndex
+  delivered: emptyDeliveredIndex,
+  learner: undefined
 })
 
 /** The memberships this process knows, e.g. to hand to a joining peer. */
@@ -187,7 +208,8 @@ const withMulti = (s: TobState, multi: MultiState): TobState => ({
   pending: s.pending,
   nextSeq: s.nextSeq,
   nextDeliverInstance: s.nextDeliverInstance,
-  delivered: s.delivered
+  delivered: s.delivered,
+  learner: s.learner
 })
 
 /** Runs the multi-instance core and turns its outputs into TOB work: deliveries, phase changes. */
@@ -202,7 +224,7 @@ const runMulti = (s: TobState, multi: MultiState, step: (m: MultiState) => Step<
       state = delivered.state
       out.push(...delivered.out)
     } else if (o._tag === "Crash") {
-      state = { ...state, phase: "crashed" }
+      state = { ...state, phase: "crashed", learner: startLearning(result.state.current) }
     } else if (o._tag === "Left") {
       state = { ...state, phase: "left" }
     }
@@ -261,8 +283,11 @@ const isInitialMember = (s: TobState): boolean => s.params.members.includes(s.pa
 
 const onRoundMsg = (s: TobState, from: ProcessId, msg: RoundMsg): TobStep => {
   if (s.phase === "running") {
-    return runMulti(s, s.multi!, (m) => stepMulti(m, { _tag: "Receive", from, msg }, proposalSource(s)))
+    const step = runMulti(s, s.multi!, (m) => stepMulti(m, { _tag: "Receive", from, msg }, proposalSource(s)))
+    // Self-quit on this very message: it may already say enough to learn from (e.g. a relayed decision).
+    return learnAfterCrash(s, step, [{ from, msg }])
   }
+  if (s.phase === "crashed" && s.learner !== undefined) return learnFrom(s, from, msg)
   // A process that is not in Π (a future member) only ever starts through `Join`.
   if (s.phase !== "idle" || !isInitialMember(s)) return { state: s, out: [] }
   if (msg.instance === 1) {
@@ -273,8 +298,76 @@ const onRoundMsg = (s: TobState, from: ProcessId, msg: RoundMsg): TobStep => {
   return { state: { ...s, phase: "crashed" }, out: [{ _tag: "Crash", instance: 0, reason }] }
 }
 
+/** Running an instance it has started (past round 0). */
+export const isTakingPart = (s: TobState): boolean =>
+  s.phase === "running" && s.multi !== undefined && s.multi.current.round > 0
+
+/**
+ * After a step of a running process: when it self-quit, the round-1 messages of the next instance it had
+ * stashed, then `heard`, go to the new learner (a stashed one may already relay the decision it missed).
+ */
+const learnAfterCrash = (before: TobState, step: TobStep, heard: ReadonlyArray<StashedMsg>): TobStep => {
+  if (before.phase !== "running" || step.state.phase !== "crashed") return step
+  let result = step
+  for (const m of [...(before.multi?.stash ?? []), ...heard]) {
+    result = chain(result, (c) => (c.phase === "crashed" ? learnFrom(c, m.from, m.msg) : { state: c, out: [] }))
+  }
+  return result
+}
+
+const chain = (first: TobStep, next: (s: TobState) => TobStep): TobStep => {
+  const second = next(first.state)
+  return { state: second.state, out: [...first.out, ...second.out] }
+}
+
+/**
+ * A learner hears a round-1 message (learner.ts): it records its values, delivers the decision it relays
+ * when every value is known, and once every instance before the message's is delivered, opens that instance
+ * and replays the round-1 messages of it heard so far, so its own round-1 message leaves on time.
+ */
+const learnFrom = (s: TobState, from: ProcessId, msg: RoundMsg): TobStep => {
+  if (s.learner === undefined || msg.round !== 1) return { state: s, out: [] }
+  const learner = hearRound1(s.learner, from, msg, s.nextDeliverInstance)
+  let state: TobState = { ...s, learner }
+  const decision = relayedDecision(learner, msg, s.nextDeliverInstance)
+  if (decision === undefined) return { state, out: [] }
+  const instance = s.nextDeliverInstance
+  const out: Array<TobOutput> = [{ _tag: "Learned", instance, decidedSetSize: decision.length }]
+  const delivered = deliver(state, { instance, values: decision })
+  out.push(...delivered.out)
+  const schedule = scheduleAfterDecision(
+    scheduleOf(s),
+    instance,
+    decision,
+    s.params.membershipDelay ?? DEFAULT_MEMBERSHIP_DELAY
+  )
+  const next = instance + 1
+  state = { ...delivered.state, learner: afterDelivery(learner, next) }
+  if (!membersAt(schedule, next).includes(s.params.self)) {
+    return { state: { ...state, phase: "left", learner: undefined }, out: [...out, { _tag: "Left", instance: next }] }
+  }
+  const multi = newMulti(state, next, schedule)
+  state = { ...state, phase: "running", multi, learner: undefined }
+  out.push({ _tag: "Rejoined", instance: next })
+  let step = runMulti(state, multi, (m) => stepMulti(m, { _tag: "Start" }, proposalSource(state)))
+  out.push(...step.out)
+  const replay = learner.newest.instance === next ? learner.newest.msgs : []
+  for (const m of replay) {
+    if (step.state.phase !== "running") break
+    const current = step.state
+    step = runMulti(current, current.multi!, (mm) =>
+      stepMulti(mm, { _tag: "Receive", from: m.from, msg: m.msg }, proposalSource(current))
+    )
+    out.push(...step.out)
+  }
+  return { state: step.state, out }
+}
+
 const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobStep => {
   if (s.phase === "left") return { state: s, out: [] }
+  // A learner that caught up by itself (learnFrom) already takes part: a state transfer is moot. (A join
+  // whose instance is open but not started yet, round 0, may still be started by a second Join.)
+  if (isTakingPart(s)) return { state: s, out: [] }
   if (input.startInstance < s.nextDeliverInstance) {
     throw new Error(`tob: join at ${input.startInstance} but ${s.nextDeliverInstance - 1} is already delivered`)
   }
@@ -310,7 +403,13 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
     own === undefined ? state.nextSeq : Math.max(state.nextSeq, own.floor, ...[...own.above].map((x) => x + 1))
   state = { ...state, nextSeq }
   const multi = newMulti(state, input.startInstance, input.schedule)
-  state = { ...state, phase: "running", multi, syncStart: { ...state.syncStart, begun: true, triggered: true } }
+  state = {
+    ...state,
+    phase: "running",
+    multi,
+    learner: undefined,
+    syncStart: { ...state.syncStart, begun: true, triggered: true }
+  }
   if (input.startNow === true) {
     const started = runMulti(state, multi, (m) => stepMulti(m, { _tag: "Start" }, proposalSource(state)))
     return { state: started.state, out: [...out, ...started.out] }
@@ -332,7 +431,11 @@ export const stepTob = (s: TobState, input: TobInput): TobStep => {
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Receive", from: input.from, msg: input.msg }))
     case "RoundTimeout":
       if (s.phase !== "running") return { state: s, out: [] }
-      return runMulti(s, s.multi!, (m) => stepMulti(m, input, proposalSource(s)))
+      return learnAfterCrash(
+        s,
+        runMulti(s, s.multi!, (m) => stepMulti(m, input, proposalSource(s))),
+        []
+      )
     case "Failure":
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Failure", process: input.process }))
     case "Join":

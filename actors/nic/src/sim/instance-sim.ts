@@ -209,7 +209,8 @@ export const runInstanceSim = (
       selfCrashes,
       instances: checker.decisions > 0 ? 1 : 0,
       deliveries: 0,
-      rejoins: 0
+      rejoins: 0,
+      learnerRejoins: 0
     }
   }
 }

@@ -12,6 +12,8 @@ export interface RunStats {
   readonly instances: number
   readonly deliveries: number
   readonly rejoins: number
+  /** Self-crashed processes that took part again as learners, without a state transfer. */
+  readonly learnerRejoins: number
 }
 
 export interface RunReport {

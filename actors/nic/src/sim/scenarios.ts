@@ -57,6 +57,7 @@ export interface ScenarioSummary {
   readonly deliveries: number
   readonly selfCrashes: number
   readonly rejoins: number
+  readonly learnerRejoins: number
   readonly messages: number
   readonly droppedMessages: number
 }
@@ -77,6 +78,7 @@ export const runSeeds = (
   let deliveries = 0
   let selfCrashes = 0
   let rejoins = 0
+  let learnerRejoins = 0
   let messages = 0
   let droppedMessages = 0
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
@@ -88,6 +90,7 @@ export const runSeeds = (
     deliveries += r.stats.deliveries
     selfCrashes += r.stats.selfCrashes
     rejoins += r.stats.rejoins
+    learnerRejoins += r.stats.learnerRejoins
     messages += r.stats.messages
     droppedMessages += r.stats.droppedMessages
   }
@@ -101,6 +104,7 @@ export const runSeeds = (
     deliveries,
     selfCrashes,
     rejoins,
+    learnerRejoins,
     messages,
     droppedMessages
   }

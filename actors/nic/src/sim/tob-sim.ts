@@ -17,6 +17,7 @@ import { type StepInstance, thresholdOf } from "../core/popuc-instance.js"
 import {
   createTob,
   type DecidedInstance,
+  isTakingPart,
   scheduleOf,
   stepTob,
   type TobInput,
@@ -252,6 +253,7 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
   let violation: Violation | undefined
   let selfCrashes = 0
   let rejoins = 0
+  let learnerRejoins = 0
   let maxInstance = 0
 
   const send = (from: ProcessId, to: ProcessId, nowUs: number, ev: SimEvent): void => {
@@ -405,6 +407,15 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
           if (ev.msg._tag === "Round" && node.joining.buffer.length < BUFFER_LIMIT_PER_PEER * ids.length) {
             node.joining.buffer.push({ from: ev.from, msg: ev.msg })
           }
+          // Like the engine shell, a self-crashed core keeps hearing round messages while its state transfer
+          // is under way, as a learner (core/learner.ts), and may take part again before the transfer arrives.
+          if (ev.msg._tag === "Round" && node.tob.phase === "crashed") {
+            feed(node, { _tag: "Receive", from: ev.from, msg: ev.msg }, nowUs)
+            if (isTakingPart(node.tob)) {
+              node.joining = undefined
+              learnerRejoins++
+            }
+          }
           return
         }
         feed(node, { _tag: "Receive", from: ev.from, msg: ev.msg }, nowUs)
@@ -486,7 +497,8 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
       selfCrashes,
       instances: maxInstance,
       deliveries: checker.deliveries,
-      rejoins
+      rejoins,
+      learnerRejoins
     }
   }
 }
