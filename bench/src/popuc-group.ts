@@ -3,7 +3,7 @@
  * nats-server), and what a benchmark reads back from it: engine stats over gRPC and peak RSS from /proc.
  */
 import { readFileSync } from "node:fs"
-import { startReefChild } from "@reef/cli"
+import { startReefChild, stopTogetherOnClose } from "@reef/cli"
 import { freePort } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
@@ -58,6 +58,7 @@ export const startGroup = (natsUrl: string, n: number, group: string) =>
         }),
       { concurrency: "unbounded" }
     )
+    yield* stopTogetherOnClose(children)
     return { ids, addresses: ports.map((p) => `127.0.0.1:${p}`), children }
   })
 

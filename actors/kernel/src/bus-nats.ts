@@ -14,6 +14,7 @@ import { Svcm } from "@nats-io/services"
 import { connect } from "@nats-io/transport-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { constVoid } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -30,6 +31,21 @@ export interface NatsOptions {
 }
 
 export class Nats extends Context.Tag("@reef/kernel/Nats")<Nats, NatsConnection>() {}
+
+/** How long a release waits for a drain before it gives up and closes instead. */
+const RELEASE_TIMEOUT = "2 seconds"
+
+/**
+ * Runs a draining release, bounded: a subscription whose iterator nobody consumes any more (its stream's
+ * fiber was interrupted first) never finishes draining, and one such wait would hold the whole process at
+ * shutdown. Finalizers are uninterruptible, so the wait is made interruptible for the timeout to fire.
+ */
+const boundedRelease = (drain: () => Promise<void>, fallback: () => void) =>
+  Effect.promise(() => drain().catch(fallback)).pipe(
+    Effect.interruptible,
+    Effect.timeout(RELEASE_TIMEOUT),
+    Effect.catchAll(() => Effect.sync(fallback))
+  )
 
 /** A scoped NATS connection: retried on start, reconnecting forever, drained on scope close. */
 export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, BusError> =>
@@ -57,7 +73,11 @@ export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, Bus
           )
         )
       ),
-      (nc) => Effect.promise(() => nc.drain().catch(() => nc.close()))
+      (nc) =>
+        boundedRelease(
+          () => nc.drain(),
+          () => void nc.close()
+        )
     )
   )
 
@@ -138,7 +158,11 @@ export const makeNatsBus = (nc: NatsConnection) =>
           try: () => nc.subscribe(subject, options?.queue ? { queue: options.queue } : {}),
           catch: (cause) => new BusError({ operation: `subscribe ${subject}`, cause })
         }),
-        (sub) => Effect.promise(() => sub.drain().catch(() => sub.unsubscribe()))
+        (sub) =>
+          boundedRelease(
+            () => sub.drain(),
+            () => sub.unsubscribe()
+          )
       ).pipe(Effect.map((sub) => iterableStream(sub, `subscription ${subject}`))),
     serve: (spec, onMessage) =>
       Effect.gen(function* () {
@@ -157,7 +181,7 @@ export const makeNatsBus = (nc: NatsConnection) =>
             catch: (cause) => new BusError({ operation: `serve ${spec.name}`, cause })
           }),
           // stop() drains the endpoint subscriptions: callbacks run for everything already received.
-          (svc) => Effect.promise(() => svc.stop().catch(() => null))
+          (svc) => boundedRelease(() => svc.stop().then(() => undefined), constVoid)
         )
         for (const endpoint of spec.endpoints) {
           yield* Effect.try({

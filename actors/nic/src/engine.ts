@@ -116,6 +116,7 @@ const yieldHostToEngines = (nice: number, handlers: EngineHandlers) => {
 }
 
 interface PendingRequest {
+  readonly engine: number
   readonly resolve: (event: EngineEvent) => void
 }
 
@@ -133,7 +134,20 @@ export const startEngine = (
     const count = options.engines ?? 1
     let aggregator: AggregatorState<AppliedBatch> = createAggregator(count)
     const pending = new Map<number, PendingRequest>()
-    const statsWaiters = new Map<number, Array<(s: EngineStats) => void>>()
+    const statsWaiters = new Map<number, Array<(s: EngineStats | EngineError) => void>>()
+    /** Engines whose thread has exited: what is asked of them fails at once instead of waiting forever. */
+    const exited = new Set<number>()
+    const onExited = (index: number) => {
+      exited.add(index)
+      const stopped = new EngineError({ reason: `engine ${index} has stopped` })
+      for (const w of statsWaiters.get(index) ?? []) w(stopped)
+      statsWaiters.delete(index)
+      for (const [requestId, request] of pending) {
+        if (request.engine !== index) continue
+        pending.delete(requestId)
+        request.resolve({ _tag: "Rejected", requestId, reason: stopped.reason })
+      }
+    }
     let nextRequest = 0
     let nextEngine = 0
 
@@ -215,6 +229,7 @@ export const startEngine = (
           worker.on("exit", (code) => {
             if (!ready)
               resume(Effect.fail(new EngineError({ reason: `engine ${index} exited (${code}) before ready` })))
+            else onExited(index)
           })
         }),
         (engine) =>
@@ -241,7 +256,10 @@ export const startEngine = (
     const request = (engine: number, build: (requestId: number) => HostToWorker) =>
       Effect.async<EngineEvent>((resume) => {
         const requestId = nextRequest++
-        pending.set(requestId, { resolve: (event) => resume(Effect.succeed(event)) })
+        if (exited.has(engine)) {
+          return resume(Effect.succeed({ _tag: "Rejected", requestId, reason: `engine ${engine} has stopped` }))
+        }
+        pending.set(requestId, { engine, resolve: (event) => resume(Effect.succeed(event)) })
         running[engine]!.send(build(requestId))
       })
 
@@ -286,9 +304,10 @@ export const startEngine = (
               running[0]!.send({ _tag: "Command", command: { _tag: "Join", ...join } })
             }),
       stats: Effect.forEach(running, (engine, index) =>
-        Effect.async<EngineStats>((resume) => {
+        Effect.async<EngineStats, EngineError>((resume) => {
+          if (exited.has(index)) return resume(Effect.fail(new EngineError({ reason: `engine ${index} has stopped` })))
           const waiters = statsWaiters.get(index) ?? []
-          waiters.push((s) => resume(Effect.succeed(s)))
+          waiters.push((s) => resume(s instanceof EngineError ? Effect.fail(s) : Effect.succeed(s)))
           statsWaiters.set(index, waiters)
           engine.send({ _tag: "Command", command: { _tag: "ReportStats" } })
         })

@@ -41,6 +41,7 @@ import {
   type StateResponse
 } from "@reef/proto"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -128,6 +129,13 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     /** Set by every self-quit; the rejoin driver loops until a join sticks (see `driveRejoin`). */
     let needsRejoin = false
     let rejoining = false
+    /** The replica's scope is closing (see the finalizer after the actor is spawned). */
+    let closing = false
+    let rejoinFiber: Fiber.RuntimeFiber<void> | undefined
+    /** Runs the rejoin driver (driveRejoin, defined with the catch-up below) unless closing. */
+    function startRejoin() {
+      if (!closing) rejoinFiber = runFork(driveRejoin)
+    }
     /** Self-quits and learner rejoins the engine reported: equal when it caught up by itself. */
     let engineCrashes = 0
     let engineRejoins = 0
@@ -396,10 +404,12 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       {
         onApplied,
         onCrashed: (engineIndex, instance, reason) => {
+          // Shutting down: peers leave and the engine thread stops; there is nothing to rejoin.
+          if (closing) return
           log(`engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
           engineCrashes++
           needsRejoin = true
-          if (!rejoining) runFork(driveRejoin)
+          if (!rejoining) startRejoin()
         },
         onRejoined: (engineIndex, instance) => {
           engineRejoins++
@@ -436,7 +446,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
                   // A group that has decided nothing yet is still forming: answer at once (the asker sync-starts).
                   // So is a replica whose own engine is down: waiting would stall a group whose members all
                   // self-quit at once (they must all rejoin from what they have).
-                  if (decisions.lastInstance > 0 && !rejoining && !needsRejoin) {
+                  if (decisions.lastInstance > 0 && !rejoining && !needsRejoin && !closing) {
                     yield* Effect.async<void>((resume) => {
                       nextDecisionWaiters.push(() => resume(Effect.void))
                     }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
@@ -511,6 +521,19 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     }).pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.forkScoped)
 
     let peersAnswered = 0
+    // Closing: no more decisions will come, so catch-up answers waiting for one are released now (the actor's
+    // drain would otherwise wait out their timeout). Added after the actor, so it runs before its drain.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closing = true
+        const waiters = nextDecisionWaiters
+        nextDecisionWaiters = []
+        for (const w of waiters) w()
+        // A rejoin in progress would keep asking peers that are leaving too (and keep the process alive).
+        return rejoinFiber === undefined ? Effect.void : Fiber.interrupt(rejoinFiber)
+      })
+    )
+
     /** The most advanced answer of the peers, or undefined when none has decided anything yet. */
     const catchUp = Effect.gen(function* () {
       const peers = members.filter((m) => m !== options.id)
@@ -629,7 +652,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
      */
     const driveRejoin: Effect.Effect<void> = Effect.gen(function* () {
       rejoining = true
-      while (needsRejoin) {
+      while (needsRejoin && !closing) {
         needsRejoin = false
         // The engine usually catches up by itself as a learner within an instance or two (core/learner.ts):
         // give it that long before fetching a state transfer from a peer.
@@ -691,7 +714,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       yield* joinWith(initial)
       yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.reply.joinInstance}`)
     }
-    if (needsRejoin && !rejoining) runFork(driveRejoin)
+    if (needsRejoin && !rejoining) startRejoin()
 
     return { grpcAddress: server.address, engine: running, state: stateResponse }
   })

@@ -29,10 +29,13 @@ export interface ChildOptions {
 
 export const READY_PREFIX = "reef ready:"
 
-const stop = (child: ChildProcess, timeoutMs: number) =>
+const stop = (child: ChildProcess, name: string, timeoutMs: number) =>
   Effect.async<void>((resume) => {
     if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+    const timer = setTimeout(() => {
+      console.error(`[${name}] still running ${timeoutMs} ms after SIGTERM: killing it`)
+      child.kill("SIGKILL")
+    }, timeoutMs)
     child.once("exit", () => {
       clearTimeout(timer)
       resume(Effect.void)
@@ -68,5 +71,16 @@ export const startReefChild = (options: ChildOptions) =>
         resume(Effect.fail(new ChildStartError({ name: options.name, reason: `exited (${code ?? signal})` })))
       })
     }),
-    (child) => stop(child, options.stopTimeoutMs ?? 10_000)
+    (child) => stop(child, options.name, options.stopTimeoutMs ?? 10_000)
+  )
+
+/**
+ * Adds a finalizer that sends SIGTERM to every child at once (each child's own finalizer then waits for its
+ * exit). Stopped one by one, the last replicas of a group would watch it lose its majority and self-quit.
+ */
+export const stopTogetherOnClose = (children: ReadonlyArray<ChildProcess>) =>
+  Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+    })
   )

@@ -7,7 +7,7 @@
 import { freePort, isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { startReefChild } from "./child-process.js"
+import { startReefChild, stopTogetherOnClose } from "./child-process.js"
 import { clusterPlan } from "./cluster-plan.js"
 import { kvWorkload } from "./kv-workload.js"
 import { printMembers } from "./status.js"
@@ -33,7 +33,7 @@ export const runUp = (options: UpOptions) =>
     const kvPorts = yield* Effect.forEach(Array.from({ length: options.replicas }), () => freePort)
     const plan = clusterPlan({ counters: options.counters, replicas: options.replicas, kvPorts })
     const common = ["--nats", natsUrl, "--cluster", options.cluster, "--grpc-port", String(options.grpcPort)]
-    yield* Effect.forEach(
+    const children = yield* Effect.forEach(
       plan,
       (actor) =>
         startReefChild({
@@ -42,8 +42,9 @@ export const runUp = (options: UpOptions) =>
           // A replica calibrates its round timer with its peers before it is ready.
           startTimeoutMs: 60_000
         }),
-      { concurrency: "unbounded", discard: true }
+      { concurrency: "unbounded" }
     )
+    yield* stopTogetherOnClose(children)
 
     const program = Effect.gen(function* () {
       const membership = yield* Membership

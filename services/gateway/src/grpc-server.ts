@@ -110,7 +110,13 @@ const shutdown = (
     const stopped = yield* Deferred.make<void>()
     yield* Effect.sync(() => server.tryShutdown(() => Deferred.unsafeDone(stopped, Exit.void)))
     yield* streams
-    const graceful = yield* Deferred.await(stopped).pipe(Effect.timeout(Duration.millis(graceMs)), Effect.option)
+    // Finalizers are uninterruptible: the wait must be made interruptible, or the timeout could never fire
+    // and one lingering HTTP/2 session would hold the process past its grace period.
+    const graceful = yield* Deferred.await(stopped).pipe(
+      Effect.interruptible,
+      Effect.timeout(Duration.millis(graceMs)),
+      Effect.option
+    )
     if (Option.isNone(graceful)) {
       yield* Effect.logWarning(`gRPC calls still open ${graceMs} ms after shutdown started; cancelling them`)
       yield* Effect.sync(() => server.forceShutdown())
