@@ -109,9 +109,28 @@ const toBusMessage = (m: Msg): BusMessage => ({
   reply: m.reply === "" ? undefined : m.reply
 })
 
+/**
+ * `iterable` whose iterators' `return()` does not wait. Per the async-generator rules a `return()` queues
+ * behind a pending `next()`, and at shutdown that `next()` may wait forever (every peer stopped publishing
+ * too): the stream's release, and with it the whole process's shutdown, would hang. The iterator is still
+ * told to stop; the subscription's own release then drains or unsubscribes it.
+ */
+const withPromptReturn = <A>(iterable: AsyncIterable<A>): AsyncIterable<A> => ({
+  [Symbol.asyncIterator]() {
+    const iterator = iterable[Symbol.asyncIterator]()
+    return {
+      next: () => iterator.next(),
+      return: (value?: unknown) => {
+        void iterator.return?.(value)?.catch(constVoid)
+        return Promise.resolve({ done: true as const, value: value as A })
+      }
+    }
+  }
+})
+
 /** Turns a nats.js async iterator into a Stream that ends when the iterator does (after a drain). */
 const iterableStream = (iterable: AsyncIterable<Msg>, operation: string): Stream.Stream<BusMessage> =>
-  Stream.fromAsyncIterable(iterable, (cause) => new BusError({ operation, cause })).pipe(
+  Stream.fromAsyncIterable(withPromptReturn(iterable), (cause) => new BusError({ operation, cause })).pipe(
     Stream.map(toBusMessage),
     Stream.catchAll((error) =>
       Stream.fromEffect(Effect.logWarning("subscription ended with an error", error)).pipe(Stream.drain)
