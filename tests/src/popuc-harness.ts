@@ -2,6 +2,8 @@
  * A POPUC group of real replica processes (`reef run replica`) over a spawned nats-server, and a recorded
  * concurrent KV workload for the linearizability checker.
  */
+
+import type { NatsServer } from "@reef/kernel"
 import { freePort } from "@reef/kernel"
 import {
   checkLinearizable,
@@ -13,7 +15,8 @@ import {
 } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { type ActorProcess, eventually, type Harness, startActorProcess } from "./harness.js"
+import { afterAll, beforeAll } from "vitest"
+import { type ActorProcess, eventually, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
 
 export interface Group {
   readonly ids: ReadonlyArray<string>
@@ -23,23 +26,22 @@ export interface Group {
   readonly start: (id: string) => Promise<ActorProcess>
 }
 
-export const startGroup = async (
-  harness: Harness,
-  options: {
-    readonly n: number
-    readonly natsUrl: string
-    readonly cluster: string
-    readonly group?: string
-    /** Parallel NIC engines per replica (the pipelined mode). */
-    readonly engines?: number
-    /** Fixed ΔI in ms instead of calibrating. */
-    readonly interactionMs?: number
-    /** Extra environment for every replica process (e.g. OTLP export). */
-    readonly env?: Record<string, string>
-    /** Extra `reef run replica` flags for every replica. */
-    readonly extraArgs?: ReadonlyArray<string>
-  }
-): Promise<Group> => {
+export interface GroupOptions {
+  readonly n: number
+  readonly natsUrl: string
+  readonly cluster: string
+  readonly group?: string
+  /** Parallel NIC engines per replica (the pipelined mode). */
+  readonly engines?: number
+  /** Fixed ΔI in ms instead of calibrating. */
+  readonly interactionMs?: number
+  /** Extra environment for every replica process (e.g. OTLP export). */
+  readonly env?: Record<string, string>
+  /** Extra `reef run replica` flags for every replica. */
+  readonly extraArgs?: ReadonlyArray<string>
+}
+
+export const startGroup = async (harness: Harness, options: GroupOptions): Promise<Group> => {
   const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
   const ports = await Promise.all(ids.map(() => Effect.runPromise(freePort)))
   const processes = new Map<string, ActorProcess>()
@@ -176,3 +178,28 @@ export const settledGroupHashes = (group: Group, ids: ReadonlyArray<string>) =>
       60
     )
   }).pipe(Effect.scoped as <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>)
+
+export interface GroupFixture {
+  readonly harness: Harness
+  readonly nats: NatsServer
+  readonly group: Group
+}
+
+/**
+ * One test file's setup: a spawned nats-server and a replica group, started before the file's tests and
+ * stopped after them. `options` may start more first (e.g. an OTLP receiver whose URL the replicas need).
+ * The fields are read inside tests, once `beforeAll` has run.
+ */
+export const useGroup = (
+  options: Omit<GroupOptions, "natsUrl"> | ((harness: Harness) => Promise<Omit<GroupOptions, "natsUrl">>)
+): GroupFixture => {
+  const harness = makeHarness()
+  const fixture = { harness } as { harness: Harness; nats: NatsServer; group: Group }
+  beforeAll(async () => {
+    fixture.nats = await startNats(harness)
+    const resolved = typeof options === "function" ? await options(harness) : options
+    fixture.group = await startGroup(harness, { ...resolved, natsUrl: fixture.nats.url })
+  }, 120_000)
+  afterAll(() => harness.close())
+  return fixture
+}

@@ -5,33 +5,24 @@
  * messages injected on an engine subject, and bad gRPC arguments.
  */
 import { connect } from "@nats-io/transport-node"
-import type { NatsServer } from "@reef/kernel"
 import { engineSubject } from "@reef/nic"
 import { type KvClient, makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, makeHarness, startNats } from "./harness.js"
-import { check, type Group, recordWorkload, settledGroupHashes, startGroup, withGroupClients } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { eventually } from "./harness.js"
+import { check, recordWorkload, settledGroupHashes, useGroup, withGroupClients } from "./popuc-harness.js"
 
 const cluster = "popuc"
-const harness = makeHarness()
-let nats: NatsServer
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
-  group = await startGroup(harness, { n: 3, natsUrl: nats.url, cluster })
-}, 120_000)
-afterAll(() => harness.close())
+const fixture = useGroup({ n: 3, cluster })
 
 const withClients = <A, E>(
   count: number,
   mode: "leader" | "balanced" | "colocated",
   use: (clients: ReadonlyArray<KvClient>) => Effect.Effect<A, E>
-) => withGroupClients(group, count, mode, use)
+) => withGroupClients(fixture.group, count, mode, use)
 
-const settledHashes = (ids: ReadonlyArray<string>) => settledGroupHashes(group, ids)
+const settledHashes = (ids: ReadonlyArray<string>) => settledGroupHashes(fixture.group, ids)
 
 describe("POPUC replicated KV over 3 replica processes", () => {
   for (const mode of ["colocated", "balanced", "leader"] as const) {
@@ -44,7 +35,7 @@ describe("POPUC replicated KV over 3 replica processes", () => {
       const result = check(entries)
       expect(result.ok ? "linearizable" : result).toBe("linearizable")
       expect(entries.filter((e) => e.completeMs !== undefined).length).toBeGreaterThan(200)
-      const states = await Effect.runPromise(settledHashes(group.ids))
+      const states = await Effect.runPromise(settledHashes(fixture.group.ids))
       expect(states.every((s) => s.members.length === 3)).toBe(true)
     }, 180_000)
   }
@@ -66,14 +57,14 @@ describe("POPUC replicated KV over 3 replica processes", () => {
   })
 
   it("malformed round messages on an engine subject are dropped and counted, never crash the engine", async () => {
-    const nc = await connect({ servers: nats.url })
+    const nc = await connect({ servers: fixture.nats.url })
     const subject = engineSubject(cluster, "kv", "r1")
     for (const garbage of [new Uint8Array([1, 2, 3]), new Uint8Array(0), Buffer.from("not protobuf at all")]) {
       nc.publish(subject, garbage)
     }
     await nc.flush()
     await nc.close()
-    const r1 = group.processes.get("r1")!
+    const r1 = fixture.group.processes.get("r1")!
     await Effect.runPromise(
       eventually(
         Effect.sync(() => r1.lines.filter((l) => l.includes("dropped a malformed round message")).length).pipe(
@@ -83,19 +74,19 @@ describe("POPUC replicated KV over 3 replica processes", () => {
     )
     // The group still decides: a write through r1 is applied everywhere.
     await Effect.runPromise(withClients(1, "colocated", ([client]) => client!.set("after-garbage", Buffer.from("ok"))))
-    await Effect.runPromise(settledHashes(group.ids))
+    await Effect.runPromise(settledHashes(fixture.group.ids))
     expect(r1.child.exitCode).toBeNull()
   }, 60_000)
 
   it("a killed replica does not stop the others; restarted, it rejoins with the same state hash", async () => {
-    const victim = group.processes.get("r3")!
+    const victim = fixture.group.processes.get("r3")!
     victim.child.kill("SIGKILL")
     await victim.exited
     // Clients of the surviving replicas keep being served.
     const served = await Effect.runPromise(
       Effect.gen(function* () {
         const clients = yield* Effect.forEach([0, 1], (i) =>
-          makeKvClient({ replicas: group.addresses, mode: "colocated", clientIndex: i })
+          makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: i })
         )
         let ok = 0
         for (let i = 0; i < 20; i++) {
@@ -106,8 +97,8 @@ describe("POPUC replicated KV over 3 replica processes", () => {
       }).pipe(Effect.scoped)
     )
     expect(served).toBe(20)
-    await group.start("r3")
-    const lines = group.processes.get("r3")!.lines
+    await fixture.group.start("r3")
+    const lines = fixture.group.processes.get("r3")!.lines
     await Effect.runPromise(
       eventually(Effect.sync(() => lines.some((l) => l.includes("joined"))).pipe(Effect.filterOrFail((x) => x)), 60)
     )
@@ -121,7 +112,7 @@ describe("POPUC replicated KV over 3 replica processes", () => {
         )
       )
     )
-    const states = await Effect.runPromise(settledHashes(group.ids))
+    const states = await Effect.runPromise(settledHashes(fixture.group.ids))
     expect(states.map((s) => s.replica).sort()).toEqual(["r1", "r2", "r3"])
     expect(new Set(states.map((s) => s.stateHash)).size).toBe(1)
     expect(states[0]!.keys).toBeGreaterThan(20)

@@ -2,29 +2,19 @@
  * A 5-replica POPUC group (t = 2) of real processes: a linearizable history with clients spread over the
  * replicas, and the group keeps deciding with f = t = 2 replicas killed.
  */
-import type { NatsServer } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHarness, startNats } from "./harness.js"
-import { check, type Group, recordWorkload, startGroup } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { check, recordWorkload, useGroup } from "./popuc-harness.js"
 
-const harness = makeHarness()
-let nats: NatsServer
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
-  group = await startGroup(harness, { n: 5, natsUrl: nats.url, cluster: "popuc5" })
-}, 120_000)
-afterAll(() => harness.close())
+const fixture = useGroup({ n: 5, cluster: "popuc5" })
 
 describe("POPUC replicated KV over 5 replica processes", () => {
   it("balanced clients produce a linearizable history", async () => {
     const entries = await Effect.runPromise(
       Effect.gen(function* () {
         const clients = yield* Effect.forEach([0, 1, 2, 3, 4], (i) =>
-          makeKvClient({ replicas: group.addresses, mode: "balanced", clientIndex: i, timeoutMs: 15_000 })
+          makeKvClient({ replicas: fixture.group.addresses, mode: "balanced", clientIndex: i, timeoutMs: 15_000 })
         )
         return yield* recordWorkload(clients, { opsPerClient: 30, keys: 3, seed: 5, prefix: "five-" })
       }).pipe(Effect.scoped)
@@ -35,14 +25,14 @@ describe("POPUC replicated KV over 5 replica processes", () => {
 
   it("with f = t = 2 replicas killed, the other three keep serving writes and reads", async () => {
     for (const id of ["r4", "r5"]) {
-      const p = group.processes.get(id)!
+      const p = fixture.group.processes.get(id)!
       p.child.kill("SIGKILL")
       await p.exited
     }
     const values = await Effect.runPromise(
       Effect.gen(function* () {
         const clients = yield* Effect.forEach([0, 1, 2], (i) =>
-          makeKvClient({ replicas: group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
+          makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
         )
         for (let i = 0; i < 9; i++) yield* clients[i % 3]!.set("survivor", Buffer.from(String(i)))
         return yield* Effect.forEach(clients, (c) => c.get("survivor"))

@@ -3,36 +3,27 @@
  * merges their decisions in the same order (instance, then engine id). The merged log must still give a
  * linearizable history and identical replicas.
  */
-import type { NatsServer } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, makeHarness, startNats } from "./harness.js"
-import { check, type Group, recordWorkload, startGroup } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { eventually } from "./harness.js"
+import { check, recordWorkload, useGroup } from "./popuc-harness.js"
 
-const harness = makeHarness()
-let nats: NatsServer
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
-  // An engine that self-quits rejoins as a learner (core/learner.ts), but the host's state transfer, the
-  // fallback when a learner misses a value, is not supported with K > 1 yet: generous fixed rounds keep six
-  // engine threads on this shared 2-core machine inside their timing assumption.
-  group = await startGroup(harness, { n: 3, natsUrl: nats.url, cluster: "pipe", engines: 2, interactionMs: 60 })
-}, 120_000)
-afterAll(() => harness.close())
+// An engine that self-quits rejoins as a learner (core/learner.ts), but the host's state transfer, the
+// fallback when a learner misses a value, is not supported with K > 1 yet: generous fixed rounds keep six
+// engine threads on this shared 2-core machine inside their timing assumption.
+const fixture = useGroup({ n: 3, cluster: "pipe", engines: 2, interactionMs: 60 })
 
 describe("pipelined NIC (2 engines per replica)", () => {
   it("merged decisions give a linearizable history and identical replicas", async () => {
     const { entries, states } = await Effect.runPromise(
       Effect.gen(function* () {
         const clients = yield* Effect.forEach([0, 1, 2, 3, 4, 5], (i) =>
-          makeKvClient({ replicas: group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
+          makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
         )
         const entries = yield* recordWorkload(clients, { opsPerClient: 15, keys: 4, seed: 2, prefix: "pipe-" })
         const states = yield* eventually(
-          Effect.forEach(group.addresses, (_, i) => clients[0]!.state(i)).pipe(
+          Effect.forEach(fixture.group.addresses, (_, i) => clients[0]!.state(i)).pipe(
             Effect.filterOrFail((s) => new Set(s.map((x) => `${x.appliedCommands}/${x.stateHash}`)).size === 1)
           ),
           60

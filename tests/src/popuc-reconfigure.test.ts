@@ -3,32 +3,24 @@
  * grows to 5. The two new processes start knowing the target membership, catch up from the group, and can
  * only join once the change, proposed through consensus, has taken effect.
  */
-import { freePort, type NatsServer } from "@reef/kernel"
+import { freePort } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, makeHarness, startActorProcess, startNats } from "./harness.js"
-import { type Group, startGroup } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { eventually, startActorProcess } from "./harness.js"
+import { useGroup } from "./popuc-harness.js"
 
 const cluster = "reconf"
-const harness = makeHarness()
-let nats: NatsServer
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
-  group = await startGroup(harness, { n: 3, natsUrl: nats.url, cluster })
-}, 120_000)
-afterAll(() => harness.close())
+const fixture = useGroup({ n: 3, cluster })
 
 describe("membership change through consensus", () => {
   it("a 3-replica group grows to 5 and every replica ends with the same state", async () => {
     const all = ["r1", "r2", "r3", "r4", "r5"]
     const newPorts = await Promise.all([0, 1].map(() => Effect.runPromise(freePort)))
-    const addresses = [...group.addresses, ...newPorts.map((p) => `127.0.0.1:${p}`)]
+    const addresses = [...fixture.group.addresses, ...newPorts.map((p) => `127.0.0.1:${p}`)]
     await Effect.runPromise(
       Effect.gen(function* () {
-        const client = yield* makeKvClient({ replicas: group.addresses, mode: "leader" })
+        const client = yield* makeKvClient({ replicas: fixture.group.addresses, mode: "leader" })
         yield* client.set("before", Buffer.from("3 replicas"))
         // An invalid member list is refused at the edge.
         const refused = yield* client.reconfigure(0, ["r1", "r2"]).pipe(Effect.flip)
@@ -37,10 +29,10 @@ describe("membership change through consensus", () => {
     )
     await Promise.all(
       ["r4", "r5"].map((id, i) =>
-        startActorProcess(harness, {
+        startActorProcess(fixture.harness, {
           role: "replica",
           id,
-          natsUrl: nats.url,
+          natsUrl: fixture.nats.url,
           cluster,
           extraArgs: ["--group", "kv", "--members", all.join(","), "--kv-port", String(newPorts[i]!)]
         })
@@ -48,7 +40,7 @@ describe("membership change through consensus", () => {
     )
     const decided = await Effect.runPromise(
       Effect.gen(function* () {
-        const client = yield* makeKvClient({ replicas: group.addresses, mode: "leader" })
+        const client = yield* makeKvClient({ replicas: fixture.group.addresses, mode: "leader" })
         return yield* client.reconfigure(0, all)
       }).pipe(Effect.scoped)
     )

@@ -4,36 +4,22 @@
  * far more writes than that log holds, and the restarted replica must restore a peer's snapshot (moved in
  * chunks), then catch up on the decisions after it and end with the same state hash as the others.
  */
-import type { NatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, makeHarness, startNats } from "./harness.js"
-import { type Group, settledGroupHashes, startGroup, withGroupClients } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { eventually } from "./harness.js"
+import { settledGroupHashes, useGroup, withGroupClients } from "./popuc-harness.js"
 
-const harness = makeHarness()
-let nats: NatsServer
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
-  group = await startGroup(harness, {
-    n: 3,
-    natsUrl: nats.url,
-    cluster: "popucsnap",
-    extraArgs: ["--log-bytes", "4096"]
-  })
-}, 120_000)
-afterAll(() => harness.close())
+const fixture = useGroup({ n: 3, cluster: "popucsnap", extraArgs: ["--log-bytes", "4096"] })
 
 describe("POPUC rejoin from a state snapshot", () => {
   it("a replica further behind than the peers' decision logs restores a snapshot and converges", async () => {
-    const victim = group.processes.get("r3")!
+    const victim = fixture.group.processes.get("r3")!
     victim.child.kill("SIGKILL")
     await victim.exited
     // ~600 writes of 1 KiB: far more than a 4 KiB log, and more than one 256 KiB snapshot chunk.
     await Effect.runPromise(
-      withGroupClients(group, 2, "colocated", (clients) =>
+      withGroupClients(fixture.group, 2, "colocated", (clients) =>
         Effect.forEach(
           Array.from({ length: 600 }, (_, i) => i),
           (i) => clients[i % 2]!.set(`snap-${i}`, Buffer.alloc(1024, i % 256)),
@@ -41,8 +27,8 @@ describe("POPUC rejoin from a state snapshot", () => {
         )
       )
     )
-    await group.start("r3")
-    const lines = group.processes.get("r3")!.lines
+    await fixture.group.start("r3")
+    const lines = fixture.group.processes.get("r3")!.lines
     await Effect.runPromise(
       eventually(
         Effect.sync(() => lines.some((l) => l.includes("restored the state of"))).pipe(Effect.filterOrFail((x) => x)),
@@ -54,7 +40,7 @@ describe("POPUC rejoin from a state snapshot", () => {
     expect(Number(/(\d+) chunks/.exec(restoredLine)?.[1])).toBeGreaterThan(1)
     // It serves and applies new writes after the restore, and all three states are identical.
     await Effect.runPromise(
-      withGroupClients(group, 3, "colocated", (clients) =>
+      withGroupClients(fixture.group, 3, "colocated", (clients) =>
         Effect.forEach(clients, (c, i) =>
           c
             .set(`after-restore-${i}`, Buffer.from("v"))
@@ -62,11 +48,11 @@ describe("POPUC rejoin from a state snapshot", () => {
         )
       )
     )
-    const states = await Effect.runPromise(settledGroupHashes(group, group.ids))
+    const states = await Effect.runPromise(settledGroupHashes(fixture.group, fixture.group.ids))
     expect(new Set(states.map((s) => s.stateHash)).size).toBe(1)
     expect(states.every((s) => s.keys === 603)).toBe(true)
     const read = await Effect.runPromise(
-      withGroupClients(group, 3, "colocated", (clients) => clients[2]!.get("snap-599"))
+      withGroupClients(fixture.group, 3, "colocated", (clients) => clients[2]!.get("snap-599"))
     )
     expect(Buffer.from(read.value)).toEqual(Buffer.alloc(1024, 599 % 256))
   }, 180_000)

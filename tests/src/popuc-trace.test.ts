@@ -3,36 +3,27 @@
  * decided-set size, suspects) with rounds as child spans; a client `Set` span links to the instance that
  * decided it." Three replica processes export by OTLP/HTTP to a receiver the test runs.
  */
-import type { NatsServer } from "@reef/kernel"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@reef/observability"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHarness, startNats } from "./harness.js"
-import { type Group, startGroup } from "./popuc-harness.js"
+import { describe, expect, it } from "vitest"
+import { useGroup } from "./popuc-harness.js"
 
-const harness = makeHarness()
-let nats: NatsServer
 let receiver: OtlpReceiver
-let group: Group
-
-beforeAll(async () => {
-  nats = await startNats(harness)
+const fixture = useGroup(async (harness) => {
   receiver = await harness.run(startOtlpReceiver())
-  group = await startGroup(harness, {
+  return {
     n: 3,
-    natsUrl: nats.url,
     cluster: "popuctrace",
     env: { OTEL_SDK_DISABLED: "false", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" }
-  })
-}, 120_000)
-afterAll(() => harness.close())
+  }
+})
 
 describe("POPUC traces", () => {
   it("a Set's server span links to the instance span that decided it; rounds are its children", async () => {
     const response = await Effect.runPromise(
       Effect.gen(function* () {
-        const client = yield* makeKvClient({ replicas: group.addresses, mode: "colocated", clientIndex: 0 })
+        const client = yield* makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: 0 })
         return yield* client.set("traced", Buffer.from("value"))
       }).pipe(Effect.scoped)
     )

@@ -54,6 +54,27 @@ export interface DecidedEvent {
   readonly roundStartsAgoMs: ReadonlyArray<number>
 }
 
+/** An instance being reported to the host, filled by the outputs of one step (see `perform`). */
+interface DecidedEntry {
+  readonly instance: number
+  readonly rounds: number
+  readonly size: number
+  readonly suspects: ReadonlyArray<ProcessId>
+  readonly values: Array<Value>
+}
+
+/** Replayed or learned instances were not decided here in rounds: 0 rounds, no suspects unless given. */
+const decidedEntry = (
+  instance: number,
+  known: Partial<Pick<DecidedEntry, "rounds" | "size" | "suspects">> = {}
+): DecidedEntry => ({
+  instance,
+  rounds: known.rounds ?? 0,
+  size: known.size ?? 0,
+  suspects: known.suspects ?? [],
+  values: []
+})
+
 /** What the engine tells its host. */
 export type EngineEvent =
   | { readonly _tag: "Queued"; readonly requestId: number; readonly proposer: ProcessId; readonly seq: number }
@@ -133,17 +154,9 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
     requestId: number | undefined,
     replayed?: { readonly from: number; readonly to: number }
   ) => {
-    let decided: Array<{
-      instance: number
-      rounds: number
-      size: number
-      suspects: ReadonlyArray<ProcessId>
-      values: Array<Value>
-    }> = []
+    let decided: Array<DecidedEntry> = []
     if (replayed !== undefined) {
-      for (let i = replayed.from; i < replayed.to; i++) {
-        decided.push({ instance: i, rounds: 0, size: 0, suspects: [], values: [] })
-      }
+      for (let i = replayed.from; i < replayed.to; i++) decided.push(decidedEntry(i))
     }
     const flush = () => {
       for (const d of decided) {
@@ -185,7 +198,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         case "Learned":
           // Delivered as a learner: reported like a decision (the host's merged order needs every instance),
           // but not counted as one this engine decided in rounds.
-          decided.push({ instance: o.instance, rounds: 0, size: o.decidedSetSize, suspects: [], values: [] })
+          decided.push(decidedEntry(o.instance, { size: o.decidedSetSize }))
           break
         case "Rejoined":
           flush()
@@ -194,19 +207,13 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         case "Decide":
           instancesDecided++
           roundsDecided += o.round
-          decided.push({
-            instance: o.instance,
-            rounds: o.round,
-            size: o.values.length,
-            suspects: o.suspects,
-            values: []
-          })
+          decided.push(decidedEntry(o.instance, { rounds: o.round, size: o.values.length, suspects: o.suspects }))
           break
         case "Deliver": {
           // A Join replays transferred decisions as deliveries without a Decide: group them the same way.
           let target = decided.find((d) => d.instance === o.instance)
           if (target === undefined) {
-            target = { instance: o.instance, rounds: 0, size: 0, suspects: [], values: [] }
+            target = decidedEntry(o.instance)
             decided.push(target)
           }
           target.values.push(o.value)

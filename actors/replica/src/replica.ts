@@ -20,6 +20,7 @@ import {
   type JoinSnapshot,
   markDelivered,
   type NicEngine,
+  roundPeriodMs,
   startEngine,
   valueFromWire,
   valueToWire
@@ -117,6 +118,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     /** Reconfigure calls waiting for their membership value to be applied, in proposal order. */
     const membershipWaiters: Array<(instance: number) => void> = []
 
+    /** Catch-up (decision log, delivered index, snapshots) serves single-engine groups only (see engine.ts). */
+    const singleEngine = (options.engines ?? 1) === 1
     const decisions = new DecisionLog(options.log)
     /** Which values are applied (TOB's delivered index, kept by the host so it matches its own state). */
     let delivered: DeliveredIndex = emptyDeliveredIndex
@@ -147,7 +150,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const onApplied = (batch: AppliedBatch) => {
       const span = batch.values.length > 0 ? runSync(recordInstanceSpan(options.group, options.id, batch)) : undefined
       appliedInstance = batch.instance
-      if ((options.engines ?? 1) === 1) decisions.append(batch.instance, batch.values)
+      if (singleEngine) decisions.append(batch.instance, batch.values)
       if (nextDecisionWaiters.length > 0) {
         const waiters = nextDecisionWaiters
         nextDecisionWaiters = []
@@ -157,7 +160,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         })
       }
       for (const value of batch.values) {
-        if ((options.engines ?? 1) === 1) delivered = markDelivered(delivered, value)
+        if (singleEngine) delivered = markDelivered(delivered, value)
         if (value.kind === "membership") {
           members = [...value.members]
           if (value.proposer === options.id) membershipWaiters.shift()?.(batch.instance)
@@ -289,7 +292,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         selfQuits: sum((s) => s.crashes),
         droppedMessages: sum((s) => s.dropped),
         pending: sum((s) => s.pending),
-        roundPeriodMs: timer.interactionMs + timer.windowMs + timer.driftMs,
+        roundPeriodMs: roundPeriodMs(timer),
         roundTimeP50Ms: first.roundTimeMs.p50,
         roundTimeP99Ms: first.roundTimeMs.p99,
         roundTimeMaxMs: first.roundTimeMs.max,
@@ -520,7 +523,6 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       if (frozen !== undefined && Date.now() - frozen.atMs > FROZEN_SNAPSHOT_TTL_MS) frozen = undefined
     }).pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.forkScoped)
 
-    let peersAnswered = 0
     // Closing: no more decisions will come, so catch-up answers waiting for one are released now (the actor's
     // drain would otherwise wait out their timeout). Added after the actor, so it runs before its drain.
     yield* Effect.addFinalizer(() =>
@@ -534,7 +536,10 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       })
     )
 
-    /** The most advanced answer of the peers, or undefined when none has decided anything yet. */
+    /**
+     * Asks every peer: `best` is the most advanced answer (undefined when none has decided anything yet),
+     * `answered` how many peers replied at all.
+     */
     const catchUp = Effect.gen(function* () {
       const peers = members.filter((m) => m !== options.id)
       // The engine's own position (its stats arrive after every delivery it made, so the host applied them).
@@ -561,16 +566,18 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       // together: all join the most advanced instance, the lowest id opens it and the others follow its
       // round-1 message, which is what sync-start does for the first instance.
       const answered = replies.flatMap((r, i) => (r._tag === "Some" ? [{ peer: peers[i]!, reply: r.value }] : []))
-      peersAnswered = answered.length
       const useful = answered.filter((a) => a.reply.joinInstance > 1)
       const live = useful.filter((a) => !a.reply.rejoining)
       const pool = live.length > 0 ? live : useful
       let best: { peer: string; reply: CatchUpReply } | undefined
       for (const a of pool) if (best === undefined || a.reply.joinInstance > best.reply.joinInstance) best = a
-      if (best === undefined) return undefined
+      if (best === undefined) return { best: undefined, answered: answered.length }
       const collapsed = live.length === 0
       const leader = [options.id, ...answered.map((a) => a.peer)].sort()[0]
-      return { peer: best.peer, reply: best.reply, startNow: !collapsed || leader === options.id }
+      return {
+        best: { peer: best.peer, reply: best.reply, startNow: !collapsed || leader === options.id },
+        answered: answered.length
+      }
     })
 
     /**
@@ -638,7 +645,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     /** Fetches what was missed from the most advanced peer and joins where it is. */
     const rejoinOnce = Effect.gen(function* () {
-      const found = yield* catchUp
+      const found = (yield* catchUp).best
       if (found === undefined) return yield* Effect.fail("no peer can help yet")
       yield* joinWith(found)
       yield* Effect.logInfo(
@@ -656,8 +663,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         needsRejoin = false
         // The engine usually catches up by itself as a learner within an instance or two (core/learner.ts):
         // give it that long before fetching a state transfer from a peer.
-        const timer = running.roundTimer
-        const periodMs = timer.interactionMs + timer.windowMs + timer.driftMs
+        const periodMs = roundPeriodMs(running.roundTimer)
         const learned = yield* Effect.sync(() => engineRejoins >= engineCrashes && !needsRejoin).pipe(
           Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("10 millis") }),
           Effect.timeout(`${Math.max(100, 8 * periodMs)} millis`),
@@ -691,19 +697,20 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     rejoining = true
     const startedAt = Date.now()
     const peerCount = members.length - 1
-    const waitForPeers = (found: unknown) => {
-      if (found !== undefined || peersAnswered >= peerCount) return false
+    const waitForPeers = ({ best, answered }: Effect.Effect.Success<typeof catchUp>) => {
+      if (best !== undefined || answered >= peerCount) return false
       const waited = Date.now() - startedAt
-      return waited < 10_000 || (peersAnswered < Math.floor(peerCount / 2) && waited < 60_000)
+      return waited < 10_000 || (answered < Math.floor(peerCount / 2) && waited < 60_000)
     }
-    let initial = yield* catchUp
-    while (waitForPeers(initial)) {
+    let asked = yield* catchUp
+    while (waitForPeers(asked)) {
       yield* Effect.sleep("100 millis")
-      initial = yield* catchUp
+      asked = yield* catchUp
     }
     rejoining = false
-    if (initial === undefined && peersAnswered < peerCount) {
-      yield* Effect.logWarning(`starting group ${options.group} with ${peersAnswered} of ${peerCount} peers answering`)
+    const initial = asked.best
+    if (initial === undefined && asked.answered < peerCount) {
+      yield* Effect.logWarning(`starting group ${options.group} with ${asked.answered} of ${peerCount} peers answering`)
     }
     if (initial === undefined) yield* running.syncStart
     else if (initial.reply.hasSnapshot) {

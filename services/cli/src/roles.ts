@@ -47,7 +47,7 @@ const replica: RoleLauncher = {
   description: "POPUC replica (host server + NIC engine thread) serving reef.v1.KV",
   start: (options) =>
     E.gen(function* () {
-      const [{ runReplica }, { nicActor }] = yield* E.promise(() =>
+      const [{ runReplica }, { nicActor, roundPeriodMs }] = yield* E.promise(() =>
         Promise.all([import("@reef/replica"), import("@reef/nic")])
       )
       const members = (options.flags.members ?? options.id).split(",").filter((m) => m !== "")
@@ -70,7 +70,7 @@ const replica: RoleLauncher = {
       })
       yield* spawn(nicActor, options.id)
       const timer = handle.engine.roundTimer
-      return `replica ${options.id} kv ${handle.grpcAddress} group ${options.flags.group ?? "kv"} members ${members.join(",")} engines ${handle.engine.engines} round ${(timer.interactionMs + timer.windowMs + timer.driftMs).toFixed(2)}ms`
+      return `replica ${options.id} kv ${handle.grpcAddress} group ${options.flags.group ?? "kv"} members ${members.join(",")} engines ${handle.engine.engines} round ${roundPeriodMs(timer).toFixed(2)}ms`
     })
 }
 
