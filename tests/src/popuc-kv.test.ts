@@ -40,21 +40,29 @@ describe("POPUC replicated KV over 3 replica processes", () => {
     }, 180_000)
   }
 
-  it("bad arguments get INVALID_ARGUMENT with a message", async () => {
-    const errors = await Effect.runPromise(
-      withClients(1, "colocated", ([client]) =>
-        Effect.all([
-          client!.set("", Buffer.from("x")).pipe(Effect.flip),
-          client!.set("k", Buffer.alloc(70 * 1024)).pipe(Effect.flip),
-          client!.get("").pipe(Effect.flip),
-          client!.set("x".repeat(2000), Buffer.from("v")).pipe(Effect.flip)
-        ])
+  for (const transport of ["session", "unary"] as const) {
+    it(`bad arguments get INVALID_ARGUMENT with a message (${transport})`, async () => {
+      const [errors, after] = await Effect.runPromise(
+        Effect.gen(function* () {
+          const client = yield* makeKvClient({ replicas: fixture.group.addresses, transport })
+          const errors = yield* Effect.all([
+            client.set("", Buffer.from("x")).pipe(Effect.flip),
+            client.set("k", Buffer.alloc(70 * 1024)).pipe(Effect.flip),
+            client.get("").pipe(Effect.flip),
+            client.set("x".repeat(2000), Buffer.from("v")).pipe(Effect.flip),
+            client.compareAndSet("k", null, Buffer.alloc(70 * 1024)).pipe(Effect.flip)
+          ])
+          // A session stays open after its requests fail: the next request on it succeeds.
+          const after = yield* client.set(`after-bad-${transport}`, Buffer.from("ok"))
+          return [errors, after] as const
+        }).pipe(Effect.scoped)
       )
-    )
-    expect(errors.map((e) => e.code)).toEqual([3, 3, 3, 3])
-    expect(errors[0]!.details).toContain("key")
-    expect(errors[1]!.details).toContain("limit")
-  })
+      expect(errors.map((e) => e.code)).toEqual([3, 3, 3, 3, 3])
+      expect(errors[0]!.details).toContain("key")
+      expect(errors[1]!.details).toContain("limit")
+      expect(after.instance).toBeGreaterThan(0)
+    })
+  }
 
   it("malformed round messages on an engine subject are dropped and counted, never crash the engine", async () => {
     const nc = await connect({ servers: fixture.nats.url })

@@ -189,7 +189,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         case "SetTimer": {
           const now = io.nowMs()
           if (lastRoundStartMs !== undefined) roundTime.record(now - lastRoundStartMs)
-          lastRoundStartMs = now
+          // Round 0 is the host-turnaround gap before an instance opens, not a round.
+          lastRoundStartMs = o.round === 0 ? undefined : now
           const starts = roundStarts.get(o.instance) ?? []
           if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
           io.setTimer(o.afterMs, () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined))

@@ -11,7 +11,7 @@
 import { parentPort, workerData } from "node:worker_threads"
 import { connect } from "@nats-io/transport-node"
 import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from "./core/index.js"
-import { createEngineLoop, type EngineCommand, type EngineConfig } from "./engine-loop.js"
+import { createEngineLoop, type EngineCommand, type EngineConfig, type EngineEvent } from "./engine-loop.js"
 import { calibrationSubject, engineSubject, probeSubject } from "./engine-subjects.js"
 
 export interface EngineWorkerData {
@@ -22,16 +22,22 @@ export interface EngineWorkerData {
   readonly interactionMs?: number
   /** Lower bound on a calibrated ΔI (a shared, noisy machine has scheduling hiccups). */
   readonly minInteractionMs: number
+  /** Host-turnaround gap between instances in ms (RoundTimerConfig.instanceGapMs); ΔI when absent. */
+  readonly instanceGapMs?: number
   readonly calibrationProbes: number
   readonly safetyFactor: number
 }
 
 export type WorkerToHost =
   | { readonly _tag: "Ready"; readonly roundTimer: RoundTimerConfig; readonly samples: number }
-  | { readonly _tag: "Event"; readonly event: import("./engine-loop.js").EngineEvent }
+  /** Events of one turn of the engine's event loop, in order (one postMessage, not one per event). */
+  | { readonly _tag: "Events"; readonly events: ReadonlyArray<EngineEvent> }
   | { readonly _tag: "Log"; readonly level: "info" | "warn"; readonly message: string }
 
-export type HostToWorker = { readonly _tag: "Command"; readonly command: EngineCommand } | { readonly _tag: "Stop" }
+/** Commands are batched like events: the host sends what one turn of its event loop produced at once. */
+export type HostToWorker =
+  | { readonly _tag: "Commands"; readonly commands: ReadonlyArray<EngineCommand> }
+  | { readonly _tag: "Stop" }
 
 const data = workerData as EngineWorkerData
 const port = parentPort!
@@ -155,7 +161,8 @@ let samples = 0
 if (data.interactionMs !== undefined) {
   roundTimer = makeRoundTimerConfig({
     interactionMs: data.interactionMs,
-    driftMs: Math.max(0.05, data.interactionMs * 0.02)
+    driftMs: Math.max(0.05, data.interactionMs * 0.02),
+    instanceGapMs: data.instanceGapMs ?? data.interactionMs
   })
 } else {
   const measured = peers.length === 0 ? [0] : await measure()
@@ -165,10 +172,22 @@ if (data.interactionMs !== undefined) {
   const interactionMs = await agree(
     Math.min(MAX_CALIBRATED_INTERACTION_MS, Math.max(data.minInteractionMs, calibrated.interactionMs))
   )
-  roundTimer = makeRoundTimerConfig({ interactionMs, driftMs: Math.max(0.05, interactionMs * 0.02) })
+  // The gap defaults to ΔI: about one interaction for the host to answer a client and the client to send again.
+  roundTimer = makeRoundTimerConfig({
+    interactionMs,
+    driftMs: Math.max(0.05, interactionMs * 0.02),
+    instanceGapMs: data.instanceGapMs ?? interactionMs
+  })
 }
 agreedMs = roundTimer.interactionMs
 serveAgreedValue()
+
+let events: Array<EngineEvent> = []
+const postEvents = () => {
+  const batch = events
+  events = []
+  post({ _tag: "Events", events: batch })
+}
 
 const loop = createEngineLoop(
   { ...data.config, roundTimer },
@@ -181,7 +200,11 @@ const loop = createEngineLoop(
     setTimer: (afterMs, fire) => void setTimeout(() => setImmediate(fire), afterMs),
     nowMs: () => performance.now(),
     wallUs: () => (performance.timeOrigin + performance.now()) * 1000,
-    emit: (event) => post({ _tag: "Event", event })
+    emit: (event) => {
+      // A postMessage per event (one per proposed value, "Queued") costs more than the step that made it.
+      if (events.length === 0) queueMicrotask(postEvents)
+      events.push(event)
+    }
   }
 )
 nc.subscribe(engineSubject(data.cluster, group, self), { callback: (_e, m) => loop.onWire(m.data) })
@@ -192,6 +215,6 @@ port.on("message", (message: HostToWorker) => {
     void nc.drain().finally(() => process.exit(0))
     return
   }
-  loop.onCommand(message.command)
+  for (const command of message.commands) loop.onCommand(command)
 })
 post({ _tag: "Ready", roundTimer, samples })

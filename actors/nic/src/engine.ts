@@ -32,6 +32,8 @@ export interface EngineOptions {
   /** Fixed ΔI; calibrated at bootstrap when absent. */
   readonly interactionMs?: number
   readonly minInteractionMs?: number
+  /** Host-turnaround gap between instances (ms); ΔI when absent, 0 for back-to-back instances. */
+  readonly instanceGapMs?: number
   readonly calibrationProbes?: number
   readonly safetyFactor?: number
   /**
@@ -123,7 +125,34 @@ interface PendingRequest {
 interface RunningEngine {
   readonly worker: Worker
   readonly roundTimer: RoundTimerConfig
-  readonly send: (message: HostToWorker) => void
+  /** Queues a command; what one turn of the host's event loop queued is posted at once (setImmediate). */
+  readonly send: (command: EngineCommand) => void
+  /** Posts what is queued, then asks the thread to stop. */
+  readonly stop: () => void
+}
+
+/**
+ * Coalesces commands to an engine thread: a gRPC burst proposes many values in one turn of the event loop,
+ * and a postMessage each (plus the structured clone) costs more than the engine's step for it.
+ */
+const commandSender = (worker: Worker) => {
+  let queued: Array<EngineCommand> = []
+  const flush = () => {
+    if (queued.length === 0) return
+    const commands = queued
+    queued = []
+    worker.postMessage({ _tag: "Commands", commands } satisfies HostToWorker)
+  }
+  return {
+    send: (command: EngineCommand) => {
+      if (queued.length === 0) setImmediate(flush)
+      queued.push(command)
+    },
+    stop: () => {
+      flush()
+      worker.postMessage({ _tag: "Stop" } satisfies HostToWorker)
+    }
+  }
 }
 
 export const startEngine = (
@@ -203,6 +232,7 @@ export const startEngine = (
             },
             ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
             minInteractionMs: options.minInteractionMs ?? defaultMinInteractionMs(options.members.length),
+            ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
             calibrationProbes: options.calibrationProbes ?? 200,
             safetyFactor: options.safetyFactor ?? 2
           }
@@ -211,14 +241,8 @@ export const startEngine = (
           worker.on("message", (message: WorkerToHost) => {
             if (message._tag === "Ready" && !ready) {
               ready = true
-              resume(
-                Effect.succeed({
-                  worker,
-                  roundTimer: message.roundTimer,
-                  send: (m: HostToWorker) => worker.postMessage(m)
-                })
-              )
-            } else if (message._tag === "Event") onEvent(index, message.event)
+              resume(Effect.succeed({ worker, roundTimer: message.roundTimer, ...commandSender(worker) }))
+            } else if (message._tag === "Events") for (const event of message.events) onEvent(index, event)
             else if (message._tag === "Log") handlers.onLog?.(message.level, message.message)
           })
           worker.on("error", (error) => {
@@ -239,7 +263,7 @@ export const startEngine = (
               clearTimeout(timer)
               resume(Effect.void)
             })
-            engine.send({ _tag: "Stop" })
+            engine.stop()
           })
       )
 
@@ -253,7 +277,7 @@ export const startEngine = (
 
     yieldHostToEngines(options.hostNice ?? DEFAULT_HOST_NICE, handlers)
 
-    const request = (engine: number, build: (requestId: number) => HostToWorker) =>
+    const request = (engine: number, build: (requestId: number) => EngineCommand) =>
       Effect.async<EngineEvent>((resume) => {
         const requestId = nextRequest++
         if (exited.has(engine)) {
@@ -269,10 +293,7 @@ export const startEngine = (
       broadcast: (payload) => {
         const engine = nextEngine
         nextEngine = (nextEngine + 1) % count
-        return request(engine, (requestId) => ({
-          _tag: "Command",
-          command: { _tag: "Broadcast", requestId, payload }
-        })).pipe(
+        return request(engine, (requestId) => ({ _tag: "Broadcast", requestId, payload })).pipe(
           Effect.flatMap((event) =>
             event._tag === "Queued"
               ? Effect.succeed({ engine, seq: event.seq })
@@ -283,15 +304,11 @@ export const startEngine = (
       proposeMembership: (members) =>
         Effect.forEach(
           running,
-          (_, engine) =>
-            request(engine, (requestId) => ({
-              _tag: "Command",
-              command: { _tag: "ProposeMembership", requestId, members }
-            })),
+          (_, engine) => request(engine, (requestId) => ({ _tag: "ProposeMembership", requestId, members })),
           { discard: true }
         ),
       syncStart: Effect.sync(() => {
-        for (const engine of running) engine.send({ _tag: "Command", command: { _tag: "SyncStart" } })
+        for (const engine of running) engine.send({ _tag: "SyncStart" })
       }),
       join: (join) =>
         count !== 1
@@ -301,7 +318,7 @@ export const startEngine = (
               if (join.snapshot !== undefined && join.snapshot.instance > aggregator.nextInstance) {
                 aggregator = createAggregator(count, join.snapshot.instance)
               }
-              running[0]!.send({ _tag: "Command", command: { _tag: "Join", ...join } })
+              running[0]!.send({ _tag: "Join", ...join })
             }),
       stats: Effect.forEach(running, (engine, index) =>
         Effect.async<EngineStats, EngineError>((resume) => {
@@ -309,7 +326,7 @@ export const startEngine = (
           const waiters = statsWaiters.get(index) ?? []
           waiters.push((s) => resume(s instanceof EngineError ? Effect.fail(s) : Effect.succeed(s)))
           statsWaiters.set(index, waiters)
-          engine.send({ _tag: "Command", command: { _tag: "ReportStats" } })
+          engine.send({ _tag: "ReportStats" })
         })
       )
     } satisfies NicEngine

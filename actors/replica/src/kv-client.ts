@@ -3,14 +3,23 @@
  *   leader     every client sends to one replica (conic-l)
  *   balanced   requests spread round-robin over the replicas (conic-lb, a load balancer)
  *   colocated  each client uses its own replica (conic-us; the default)
+ *
+ * Get/Set/Delete/CompareAndSet go over one reef.v1.KV/Session stream per replica by default: many requests in
+ * flight, answered by id, at a fraction of a unary call's cost (a unary call is an HTTP/2 stream with headers
+ * and trailers; measured here with grpc-js, ~200 µs of CPU per call against ~35 µs per session message).
+ * `transport: "unary"` uses the unary methods instead. A broken session fails its requests in flight with
+ * UNAVAILABLE (their outcome is unknown, as for a unary call whose connection broke); the next call opens a
+ * new one.
  */
-import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js"
+import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
 import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import {
   type CompareAndSetResponse,
   type DeleteResponse,
   type GetResponse,
   KVClient,
+  type KvReply,
+  type KvRequest,
   type ReconfigureResponse,
   type SetResponse,
   type StateResponse
@@ -41,6 +50,8 @@ export interface KvClientOptions {
   /** Which replica is "mine" in colocated mode. */
   readonly clientIndex?: number
   readonly timeoutMs?: number
+  /** `session` (default): one pipelined stream per replica; `unary`: a gRPC call per request. */
+  readonly transport?: "session" | "unary"
 }
 
 export interface KvClient {
@@ -58,6 +69,21 @@ export interface KvClient {
     replica: number,
     members: ReadonlyArray<string>
   ) => Effect.Effect<ReconfigureResponse, KvCallError>
+}
+
+type SessionOp = NonNullable<KvRequest["op"]>
+type SessionResult = NonNullable<KvReply["result"]>
+type ResultOf<C extends SessionOp["$case"]> = Extract<SessionResult, { $case: C }>["value"]
+
+interface SessionWaiter {
+  readonly deadlineMs: number
+  readonly settle: (reply: KvReply | KvCallError) => void
+}
+
+/** One Session stream to one replica and the requests waiting on it. */
+interface Session {
+  readonly stream: ClientDuplexStream<KvRequest, KvReply>
+  readonly waiting: Map<number, SessionWaiter>
 }
 
 type Unary<I, O> = (
@@ -87,6 +113,75 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       return next
     }
     const timeoutMs = options.timeoutMs ?? 10_000
+    const callError = (method: string, replica: number, code: number, details: string) =>
+      new KvCallError({ method, replica: options.replicas[replica]!, code, details })
+
+    // ---- sessions -------------------------------------------------------------------------------------------
+    const sessions: Array<Session | undefined> = options.replicas.map(() => undefined)
+    let nextId = 1
+    const openSession = (replica: number): Session => {
+      const session: Session = { stream: clients[replica]!.session(), waiting: new Map() }
+      const broken = (details: string) => {
+        if (sessions[replica] === session) sessions[replica] = undefined
+        const failure = callError("Session", replica, status.UNAVAILABLE, details)
+        for (const waiter of session.waiting.values()) waiter.settle(failure)
+        session.waiting.clear()
+      }
+      session.stream.on("data", (reply: KvReply) => {
+        const waiter = session.waiting.get(reply.id)
+        session.waiting.delete(reply.id)
+        waiter?.settle(reply)
+      })
+      session.stream.on("error", (error: ServiceError) => broken(error.details || error.message))
+      session.stream.on("end", () => broken("session ended by the server"))
+      sessions[replica] = session
+      return session
+    }
+    // Deadlines of session requests: one sweep instead of a timer per request.
+    const sweep = () => {
+      const now = Date.now()
+      sessions.forEach((session, replica) => {
+        if (session === undefined) return
+        for (const [id, waiter] of session.waiting) {
+          if (waiter.deadlineMs > now) continue
+          session.waiting.delete(id)
+          waiter.settle(callError("Session", replica, status.DEADLINE_EXCEEDED, "deadline exceeded"))
+        }
+      })
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => setInterval(sweep, Math.max(10, Math.min(250, timeoutMs / 4))).unref()),
+      (timer) =>
+        Effect.sync(() => {
+          clearInterval(timer)
+          for (const session of sessions) session?.stream.end()
+        })
+    )
+
+    const viaSession = <C extends SessionOp["$case"]>(method: string, replica: number, op: SessionOp & { $case: C }) =>
+      Effect.flatMap(currentTraceparent, (traceparent) =>
+        Effect.async<ResultOf<C>, KvCallError>((resume) => {
+          const session = sessions[replica] ?? openSession(replica)
+          const id = nextId++
+          session.waiting.set(id, {
+            deadlineMs: Date.now() + timeoutMs,
+            settle: (reply) => {
+              if (reply instanceof KvCallError) return resume(Effect.fail(reply))
+              const result = reply.result
+              if (result?.$case === op.$case) return resume(Effect.succeed(result.value as ResultOf<C>))
+              resume(
+                Effect.fail(
+                  result?.$case === "error"
+                    ? callError(method, replica, result.value.grpcCode, result.value.message)
+                    : callError(method, replica, status.INTERNAL, `unexpected reply ${result?.$case ?? "(empty)"}`)
+                )
+              )
+            }
+          })
+          session.stream.write({ id, op, traceparent: Option.getOrElse(traceparent, () => "") })
+          return Effect.sync(() => void session.waiting.delete(id))
+        })
+      )
 
     const call = <I, O>(method: string, replica: number, f: (c: KVClient) => Unary<I, O>, request: I) =>
       Effect.flatMap(currentTraceparent, (traceparent) =>
@@ -112,17 +207,30 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       )
 
     const toBuffer = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+    const casRequest = (key: string, expected: Uint8Array | null, value: Uint8Array) => ({
+      key,
+      expected: toBuffer(expected ?? new Uint8Array(0)),
+      expectAbsent: expected === null,
+      value: toBuffer(value)
+    })
+    const unary = options.transport === "unary"
     return {
-      set: (key, value) => call("Set", pick(), (c) => c.set, { key, value: toBuffer(value) }),
-      get: (key) => call("Get", pick(), (c) => c.get, { key }),
-      delete: (key) => call("Delete", pick(), (c) => c.delete, { key }),
+      set: (key, value) =>
+        unary
+          ? call("Set", pick(), (c) => c.set, { key, value: toBuffer(value) })
+          : viaSession("Set", pick(), { $case: "set", value: { key, value: toBuffer(value) } }),
+      get: (key) =>
+        unary
+          ? call("Get", pick(), (c) => c.get, { key })
+          : viaSession("Get", pick(), { $case: "get", value: { key } }),
+      delete: (key) =>
+        unary
+          ? call("Delete", pick(), (c) => c.delete, { key })
+          : viaSession("Delete", pick(), { $case: "delete", value: { key } }),
       compareAndSet: (key, expected, value) =>
-        call("CompareAndSet", pick(), (c) => c.compareAndSet, {
-          key,
-          expected: toBuffer(expected ?? new Uint8Array(0)),
-          expectAbsent: expected === null,
-          value: toBuffer(value)
-        }),
+        unary
+          ? call("CompareAndSet", pick(), (c) => c.compareAndSet, casRequest(key, expected, value))
+          : viaSession("CompareAndSet", pick(), { $case: "compareAndSet", value: casRequest(key, expected, value) }),
       state: (replica) => call("State", replica, (c) => c.state, {}),
       reconfigure: (replica, members) => call("Reconfigure", replica, (c) => c.reconfigure, { members: [...members] })
     }

@@ -28,14 +28,18 @@ import {
 import {
   CatchUpReply,
   CatchUpRequest,
+  type CompareAndSetRequest,
   CompareAndSetResponse,
+  type DeleteRequest,
   DeleteResponse,
   EngineState,
   ErrorCode,
+  type GetRequest,
   GetResponse,
   KVService,
   KvCommand,
   ReconfigureResponse,
+  type SetRequest,
   SetResponse,
   SnapshotChunkReply,
   SnapshotChunkRequest,
@@ -49,6 +53,7 @@ import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
+import { makeSessionAnswerer } from "./kv-session.js"
 import { applyCommand, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
 import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
@@ -64,6 +69,8 @@ export interface ReplicaOptions {
   readonly engines?: number
   readonly interactionMs?: number
   readonly minInteractionMs?: number
+  /** Host-turnaround gap between consensus instances (ms); ΔI when absent. */
+  readonly instanceGapMs?: number
   readonly maxKeyBytes?: number
   readonly maxValueBytes?: number
   /** Bounds of the decision log peers catch up from (beyond them, a peer gets a snapshot). */
@@ -315,58 +322,67 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       })
     )
 
+    const get = (request: GetRequest) =>
+      Effect.gen(function* () {
+        yield* checkKey(request.key)
+        const point = yield* readPoint
+        yield* linkInstance(point.span)
+        const record = kv.records.get(request.key)
+        return GetResponse.fromPartial({
+          found: record !== undefined,
+          value: record ? Buffer.from(record.value) : Buffer.alloc(0),
+          version: record?.version ?? 0,
+          instance: point.instance
+        })
+      })
+    const set = (request: SetRequest) =>
+      Effect.gen(function* () {
+        yield* checkKey(request.key)
+        yield* checkValue("value", request.value)
+        const applied = yield* submit({ $case: "set", value: request })
+        yield* linkInstance(applied.span)
+        return SetResponse.fromPartial({
+          instance: applied.instance,
+          version: applied.result._tag === "Set" ? applied.result.version : 0
+        })
+      })
+    const del = (request: DeleteRequest) =>
+      Effect.gen(function* () {
+        yield* checkKey(request.key)
+        const applied = yield* submit({ $case: "delete", value: request })
+        yield* linkInstance(applied.span)
+        return DeleteResponse.fromPartial({
+          existed: applied.result._tag === "Delete" && applied.result.existed,
+          instance: applied.instance
+        })
+      })
+    const compareAndSet = (request: CompareAndSetRequest) =>
+      Effect.gen(function* () {
+        yield* checkKey(request.key)
+        yield* checkValue("value", request.value)
+        yield* checkValue("expected", request.expected)
+        const applied = yield* submit({ $case: "compareAndSet", value: request })
+        yield* linkInstance(applied.span)
+        const result = applied.result
+        const swapped = result._tag === "CompareAndSet" && result.swapped
+        const current = result._tag === "CompareAndSet" ? result.current : undefined
+        return CompareAndSetResponse.fromPartial({
+          swapped,
+          current: current ? Buffer.from(current) : Buffer.alloc(0),
+          currentFound: current !== undefined,
+          instance: applied.instance
+        })
+      })
+    const answerInSession = makeSessionAnswerer({ get, set, delete: del, compareAndSet }, (message, cause) =>
+      runFork(Effect.logError(message, cause).pipe(Effect.annotateLogs({ replica: options.id })))
+    )
+
     const service = grpcService(KVService, {
-      get: (request) =>
-        Effect.gen(function* () {
-          yield* checkKey(request.key)
-          const point = yield* readPoint
-          yield* linkInstance(point.span)
-          const record = kv.records.get(request.key)
-          return GetResponse.fromPartial({
-            found: record !== undefined,
-            value: record ? Buffer.from(record.value) : Buffer.alloc(0),
-            version: record?.version ?? 0,
-            instance: point.instance
-          })
-        }),
-      set: (request) =>
-        Effect.gen(function* () {
-          yield* checkKey(request.key)
-          yield* checkValue("value", request.value)
-          const applied = yield* submit({ $case: "set", value: request })
-          yield* linkInstance(applied.span)
-          return SetResponse.fromPartial({
-            instance: applied.instance,
-            version: applied.result._tag === "Set" ? applied.result.version : 0
-          })
-        }),
-      delete: (request) =>
-        Effect.gen(function* () {
-          yield* checkKey(request.key)
-          const applied = yield* submit({ $case: "delete", value: request })
-          yield* linkInstance(applied.span)
-          return DeleteResponse.fromPartial({
-            existed: applied.result._tag === "Delete" && applied.result.existed,
-            instance: applied.instance
-          })
-        }),
-      compareAndSet: (request) =>
-        Effect.gen(function* () {
-          yield* checkKey(request.key)
-          yield* checkValue("value", request.value)
-          yield* checkValue("expected", request.expected)
-          const applied = yield* submit({ $case: "compareAndSet", value: request })
-          yield* linkInstance(applied.span)
-          const result = applied.result
-          const swapped = result._tag === "CompareAndSet" && result.swapped
-          const current = result._tag === "CompareAndSet" ? result.current : undefined
-          return CompareAndSetResponse.fromPartial({
-            swapped,
-            current: current ? Buffer.from(current) : Buffer.alloc(0),
-            currentFound: current !== undefined,
-            instance: applied.instance
-          })
-        }),
+      get,
+      set,
+      delete: del,
+      compareAndSet,
+      session: answerInSession,
       state: () => stateResponse,
       reconfigure: (request) =>
         Effect.gen(function* () {
@@ -402,7 +418,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         members: options.members,
         ...(options.engines === undefined ? {} : { engines: options.engines }),
         ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
-        ...(options.minInteractionMs === undefined ? {} : { minInteractionMs: options.minInteractionMs })
+        ...(options.minInteractionMs === undefined ? {} : { minInteractionMs: options.minInteractionMs }),
+        ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs })
       } satisfies EngineOptions,
       {
         onApplied,

@@ -4,6 +4,6 @@ export { ClusterClient, type ClusterServer, ClusterService, ListActorsRequest, L
 export { CounterAdd, CounterFail, CounterGet, CounterValue } from "./reef/v1/counter.js"
 export { ActorAddress, BatchEntry, EnvelopeBatch } from "./reef/v1/envelope.js"
 export { ErrorCode, ErrorDetail, errorCodeFromJSON, errorCodeToJSON } from "./reef/v1/error.js"
-export { CatchUpReply, CatchUpRequest, CompareAndSetRequest, CompareAndSetResponse, DeleteRequest, DeleteResponse, DeliveredWatermark, EngineState, GetRequest, GetResponse, KVClient, type KVServer, KVService, KvCommand, KvEntry, ReadBarrier, ReconfigureRequest, ReconfigureResponse, SetRequest, SetResponse, SnapshotChunkReply, SnapshotChunkRequest, StateRequest, StateResponse } from "./reef/v1/kv.js"
+export { CatchUpReply, CatchUpRequest, CompareAndSetRequest, CompareAndSetResponse, DeleteRequest, DeleteResponse, DeliveredWatermark, EngineState, GetRequest, GetResponse, KVClient, type KVServer, KVService, KvCommand, KvEntry, KvError, KvReply, KvRequest, ReadBarrier, ReconfigureRequest, ReconfigureResponse, SetRequest, SetResponse, SnapshotChunkReply, SnapshotChunkRequest, StateRequest, StateResponse } from "./reef/v1/kv.js"
 export { PopucDecision, PopucEpoch, PopucRound, PopucSyncStart, PopucValue, PopucValueKind, PopucValueRef, PopucWire, popucValueKindFromJSON, popucValueKindToJSON } from "./reef/v1/popuc.js"
 export { ActorStatus, Heartbeat, Member, MemberState, MembershipEvent, actorStatusFromJSON, actorStatusToJSON, memberStateFromJSON, memberStateToJSON } from "./reef/v1/presence.js"

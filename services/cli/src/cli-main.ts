@@ -47,12 +47,16 @@ const run = Command.make(
       Options.withDescription("replica: fixed ΔI in ms instead of calibrating"),
       Options.optional
     ),
+    instanceGapMs: Options.text("instance-gap-ms").pipe(
+      Options.withDescription("replica: host-turnaround gap between consensus instances in ms (default ΔI)"),
+      Options.optional
+    ),
     logBytes: Options.integer("log-bytes").pipe(
       Options.withDescription("replica: payload bytes of decisions kept for peers' catch-up (older: snapshot)"),
       Options.optional
     )
   },
-  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs, logBytes }) =>
+  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs, instanceGapMs, logBytes }) =>
     Effect.flatMap(
       load(() => import("./run-role.js")),
       ({ runRole }) =>
@@ -67,6 +71,7 @@ const run = Command.make(
             "kv-port": Option.getOrUndefined(Option.map(kvPort, String)),
             engines: Option.getOrUndefined(Option.map(engines, String)),
             "interaction-ms": Option.getOrUndefined(interactionMs),
+            "instance-gap-ms": Option.getOrUndefined(instanceGapMs),
             "log-bytes": Option.getOrUndefined(Option.map(logBytes, String))
           }
         })

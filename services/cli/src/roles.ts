@@ -40,7 +40,7 @@ const gateway: RoleLauncher = {
 
 /**
  * `reef run replica --id r1 --group kv --members r1,r2,r3 [--kv-port N] [--engines K] [--interaction-ms X]
- * [--log-bytes B]`
+ * [--instance-gap-ms G] [--log-bytes B]`
  */
 const replica: RoleLauncher = {
   role: "replica",
@@ -66,6 +66,7 @@ const replica: RoleLauncher = {
         grpcPort: number("kv-port") ?? 0,
         ...(number("engines") === undefined ? {} : { engines: number("engines")! }),
         ...(number("interaction-ms") === undefined ? {} : { interactionMs: number("interaction-ms")! }),
+        ...(number("instance-gap-ms") === undefined ? {} : { instanceGapMs: number("instance-gap-ms")! }),
         ...(number("log-bytes") === undefined ? {} : { log: { maxBytes: number("log-bytes")! } })
       })
       yield* spawn(nicActor, options.id)

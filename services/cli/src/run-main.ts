@@ -24,6 +24,7 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
       "kv-port": { type: "string" },
       engines: { type: "string" },
       "interaction-ms": { type: "string" },
+      "instance-gap-ms": { type: "string" },
       "log-bytes": { type: "string" }
     }
   })
@@ -46,6 +47,7 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
         "kv-port": values["kv-port"],
         engines: values.engines,
         "interaction-ms": values["interaction-ms"],
+        "instance-gap-ms": values["instance-gap-ms"],
         "log-bytes": values["log-bytes"]
       }
     }

@@ -10,11 +10,15 @@
  * - a client cancel (or an expired deadline) interrupts the handler's fiber;
  * - server streams respect backpressure (`write` returning false waits for `drain`).
  *
- * Client-streaming and bidirectional methods are not supported: Reef's API has none.
+ * Bidirectional methods are sessions (e.g. reef.v1.KV/Session): every client message is a request, handled
+ * like a unary call on its own fiber, and answered by exactly one message as soon as it is done (replies are
+ * not kept in request order, so they must carry the request's id). A session handler cannot fail: a request's
+ * failure is part of its reply. Client-streaming methods are not supported: Reef's API has none.
  */
 import type {
   Metadata as GrpcMetadata,
   MethodDefinition,
+  ServerDuplexStream,
   ServerUnaryCall,
   ServerWritableStream,
   ServiceDefinition,
@@ -22,8 +26,9 @@ import type {
   UntypedServiceImplementation
 } from "@grpc/grpc-js"
 import { Metadata } from "@grpc/grpc-js"
-import { parentSpanFromTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
+import { MessagingTracing, parentSpanFromTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import { ErrorCode } from "@reef/proto"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -44,6 +49,8 @@ export interface CallInfo {
 
 export type UnaryHandler<I, O, R> = (request: I, call: CallInfo) => Effect.Effect<O, TaggedFailure, R>
 export type ServerStreamHandler<I, O, R> = (request: I, call: CallInfo) => Stream.Stream<O, TaggedFailure, R>
+/** One request of a bidirectional session to its reply (failures included in the reply). */
+export type SessionHandler<I, O, R> = (request: I, call: CallInfo) => Effect.Effect<O, never, R>
 
 type RequestOf<M> = M extends MethodDefinition<infer I, any> ? I : never
 type ResponseOf<M> = M extends MethodDefinition<any, infer O> ? O : never
@@ -53,7 +60,9 @@ export type EffectHandler<M, R> = M extends { readonly requestStream: false; rea
   ? UnaryHandler<RequestOf<M>, ResponseOf<M>, R>
   : M extends { readonly requestStream: false; readonly responseStream: true }
     ? ServerStreamHandler<RequestOf<M>, ResponseOf<M>, R>
-    : never
+    : M extends { readonly requestStream: true; readonly responseStream: true }
+      ? SessionHandler<RequestOf<M>, ResponseOf<M>, R>
+      : never
 
 /** One Effect handler per method of a grpc-js service definition (e.g. ts-proto's `ClusterService`). */
 export type EffectHandlers<D, R> = { readonly [K in keyof D]: EffectHandler<D[K], R> }
@@ -110,19 +119,41 @@ const metadataString = (metadata: GrpcMetadata, key: string): string | undefined
  * as a span attribute, and a log line for defects (inside the span, so the log carries the trace id).
  */
 const served = <A, R>(info: CallInfo, effect: Effect.Effect<A, TaggedFailure, R>) => {
-  const [service, method] = info.method.split("/")
-  const parent = parentSpanFromTraceparent(metadataString(info.metadata, TRACEPARENT_HEADER))
+  const logged = Effect.tapDefect(effect, (cause) =>
+    Effect.logError(`gRPC ${info.method} died; the client gets INTERNAL`, cause).pipe(
+      Effect.annotateLogs({ peer: info.peer })
+    )
+  )
+  return withServerSpan(info.method, metadataString(info.metadata, TRACEPARENT_HEADER), logged)
+}
+
+/**
+ * Runs `effect` in a `server` span named `fullMethod` (child of `traceparent`, or a new root) when tracing is
+ * on. Also for one request of a session, which has no metadata of its own.
+ */
+export const withServerSpan = <A, R>(
+  fullMethod: string,
+  traceparent: string | undefined,
+  effect: Effect.Effect<A, TaggedFailure, R>
+): Effect.Effect<A, TaggedFailure, R> =>
+  // Without an exporter a span per call is pure cost (it was a fifth of a replica's CPU under load).
+  Effect.flatMap(MessagingTracing, (tracing) => (tracing ? inServerSpan(fullMethod, traceparent, effect) : effect))
+
+const inServerSpan = <A, R>(
+  fullMethod: string,
+  traceparent: string | undefined,
+  effect: Effect.Effect<A, TaggedFailure, R>
+) => {
+  const [service, method] = fullMethod.split("/")
+  const parent = parentSpanFromTraceparent(traceparent)
   return effect.pipe(
-    Effect.tapDefect((cause) =>
-      Effect.logError(`gRPC ${info.method} died; the client gets INTERNAL`, cause).pipe(
-        Effect.annotateLogs({ peer: info.peer })
-      )
-    ),
     Effect.onExit((exit) =>
       Effect.annotateCurrentSpan("rpc.grpc.status_code", Exit.isSuccess(exit) ? 0 : statusOfCause(exit.cause).code)
     ),
-    Effect.withSpan(info.method, {
+    Effect.withSpan(fullMethod, {
       kind: "server",
+      // The span name says which method; a stack trace per call is not worth its cost.
+      captureStackTrace: false,
       attributes: { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method },
       ...Option.match(parent, { onNone: () => ({ root: true }), onSome: (span) => ({ parent: span }) })
     })
@@ -192,6 +223,71 @@ export const serverStreamHandler =
     interruptOnCancel(call, fiber)
   }
 
+/** Requests of one session handled at once; beyond it the call is paused (HTTP/2 flow control pushes back). */
+export const MAX_SESSION_IN_FLIGHT = 4096
+
+/**
+ * A grpc-js bidirectional handler running a session (see the module comment). Requests run like unary calls
+ * (the shutdown grace period lets them finish); the call ends once the client half-closed and every reply is
+ * written; a cancel interrupts the requests in flight. At server shutdown the session stops taking requests,
+ * answers those in flight, then ends with UNAVAILABLE (a stream fiber stands for the session, so the server's
+ * shutdown finds it like any stream).
+ */
+export const sessionHandler =
+  <I, O, R>(runner: CallRunner<R>, path: string, handler: SessionHandler<I, O, R>) =>
+  (call: ServerDuplexStream<I, O>): void => {
+    const info = callInfo(path, call)
+    const inFlight = new Set<Fiber.RuntimeFiber<O>>()
+    let halfClosed = false
+    let shuttingDown = false
+    let ended = false
+    const endIfDone = () => {
+      if (ended || call.cancelled || inFlight.size > 0 || !(halfClosed || shuttingDown)) return
+      ended = true
+      session.unsafeInterruptAsFork(FiberId.none)
+      if (halfClosed) call.end()
+      else call.emit("error", statusObject(statusOfCause(Cause.interrupt(FiberId.none))))
+    }
+    const session = runner.runStream(Effect.never)
+    session.addObserver(() => {
+      if (ended) return
+      shuttingDown = true
+      call.pause()
+      endIfDone()
+    })
+    call.on("data", (request: I) => {
+      if (shuttingDown) return
+      const fiber = runner.runUnary(Effect.suspend(() => handler(request, info)))
+      inFlight.add(fiber)
+      if (inFlight.size >= MAX_SESSION_IN_FLIGHT) call.pause()
+      fiber.addObserver((exit) => {
+        inFlight.delete(fiber)
+        if (call.isPaused() && inFlight.size < MAX_SESSION_IN_FLIGHT) call.resume()
+        if (call.cancelled) return
+        if (Exit.isSuccess(exit)) call.write(exit.value)
+        else if (!Cause.isInterruptedOnly(exit.cause)) {
+          // A session handler cannot fail, so this is a defect: the request stays unanswered (the client's
+          // deadline ends it) and the cause goes to the log.
+          runner.runUnary(
+            Effect.logError(`gRPC ${info.method}: a request died`, exit.cause).pipe(
+              Effect.annotateLogs({ peer: info.peer })
+            )
+          )
+        }
+        endIfDone()
+      })
+    })
+    call.once("end", () => {
+      halfClosed = true
+      endIfDone()
+    })
+    call.once("cancelled", () => {
+      ended = true
+      session.unsafeInterruptAsFork(FiberId.none)
+      for (const fiber of inFlight) fiber.unsafeInterruptAsFork(FiberId.none)
+    })
+  }
+
 /** The grpc-js implementation of `definition` from Effect handlers. */
 export const implement = <D extends ServiceDefinition, R>(
   definition: D,
@@ -201,10 +297,14 @@ export const implement = <D extends ServiceDefinition, R>(
   const implementation: UntypedServiceImplementation = {}
   for (const [key, method] of Object.entries(definition) as Array<[keyof D & string, MethodDefinition<any, any>]>) {
     const handler = handlers[key] as unknown
-    if (method.requestStream) throw new Error(`${method.path}: client-streaming methods are not supported`)
-    implementation[key] = method.responseStream
-      ? serverStreamHandler(runner, method.path, handler as ServerStreamHandler<any, any, R>)
-      : unaryHandler(runner, method.path, handler as UnaryHandler<any, any, R>)
+    if (method.requestStream && !method.responseStream) {
+      throw new Error(`${method.path}: client-streaming methods are not supported`)
+    }
+    implementation[key] = method.requestStream
+      ? sessionHandler(runner, method.path, handler as SessionHandler<any, any, R>)
+      : method.responseStream
+        ? serverStreamHandler(runner, method.path, handler as ServerStreamHandler<any, any, R>)
+        : unaryHandler(runner, method.path, handler as UnaryHandler<any, any, R>)
   }
   return implementation
 }

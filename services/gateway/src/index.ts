@@ -50,13 +50,17 @@ export {
   type GrpcService,
   grpcService,
   implement,
+  MAX_SESSION_IN_FLIGHT,
   methodName,
   rawGrpcService,
   type ServerStreamHandler,
+  type SessionHandler,
   serverStreamHandler,
   serviceNameOf,
+  sessionHandler,
   type UnaryHandler,
-  unaryHandler
+  unaryHandler,
+  withServerSpan
 } from "./handlers.js"
 export {
   type GrpcStatus,

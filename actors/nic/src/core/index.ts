@@ -44,6 +44,7 @@ export {
 export {
   type CalibrationOptions,
   calibrateRoundTimer,
+  instanceGapMs,
   makeRoundTimerConfig,
   nextRoundDurationMs,
   percentile,

@@ -245,3 +245,71 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     ).toThrow(/>= 2/)
   })
 })
+
+describe("host-turnaround gap between instances", () => {
+  const gapTimer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, instanceGapMs: 0.5 })
+  /** p0 of a group of 3 that received everyone's messages of instance 1 and has just decided it. */
+  const decidedFirst = (propose: ProposalSource) => {
+    let s = createMulti({
+      self: "p0",
+      roundTimer: gapTimer,
+      startInstance: 1,
+      schedule: initialSchedule(ids(3)),
+      proposal: [heartbeatValue("p0", 1)]
+    })
+    s = stepMulti(s, { _tag: "Start" }, propose).state
+    for (const round of [1, 2]) {
+      for (const q of ["p1", "p2"]) {
+        const values = [heartbeatValue("p0", 1), heartbeatValue("p1", 1), heartbeatValue("p2", 1)]
+        s = stepMulti(
+          s,
+          { _tag: "Receive", from: q, msg: msg(1, round, values, round === 2 ? [q] : []) },
+          propose
+        ).state
+      }
+      const closed = stepMulti(s, { _tag: "RoundTimeout", instance: 1, round }, propose)
+      s = closed.state
+      if (round === 2) return closed
+    }
+    throw new Error("unreachable")
+  }
+
+  it("a decision waits out the gap (a round-0 timer) before opening the next instance, and proposes what arrived meanwhile", () => {
+    let pending: ReadonlyArray<Value> = []
+    const propose: ProposalSource = (instance) => (pending.length > 0 ? pending : [heartbeatValue("p0", instance)])
+    const decided = decidedFirst(propose)
+    expect(tagged(decided.out, "Decide")).toHaveLength(1)
+    expect(tagged(decided.out, "Send")).toEqual([])
+    expect(tagged(decided.out, "SetTimer")).toEqual([{ _tag: "SetTimer", instance: 2, round: 0, afterMs: 0.5 }])
+    expect(decided.state.opening?.instance).toBe(2)
+    // A client request reaches the host during the gap; the next instance proposes it.
+    pending = [heartbeatValue("p0", 99)]
+    const opened = stepMulti(decided.state, { _tag: "RoundTimeout", instance: 2, round: 0 }, propose)
+    expect(tagged(opened.out, "Started")).toEqual([{ _tag: "Started", instance: 2, members: ["p0", "p1", "p2"] }])
+    const [send] = tagged(opened.out, "Send")
+    expect(send?.msg.values).toEqual(pending)
+    // Round 1 relays the decision of instance 1, as without a gap.
+    expect(send?.msg.decided).toHaveLength(3)
+    expect(tagged(opened.out, "SetTimer")[0]?.afterMs).toBeCloseTo(3.1)
+  })
+
+  it("a peer's round-1 message during the gap opens the next instance at once (catch-up) and is merged", () => {
+    const decided = decidedFirst(beat("p0"))
+    const early = msg(2, 1, [heartbeatValue("p1", 2)])
+    const caught = stepMulti(decided.state, { _tag: "Receive", from: "p1", msg: early }, beat("p0"))
+    expect(tagged(caught.out, "Started").map((s) => s.instance)).toEqual([2])
+    expect(caught.state.opening).toBeUndefined()
+    expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", 2)))).toBe(true)
+    expect(tagged(caught.out, "SetTimer")[0]?.afterMs).toBeCloseTo(3.0)
+    // The gap's own timer then does nothing.
+    const late = stepMulti(caught.state, { _tag: "RoundTimeout", instance: 2, round: 0 }, beat("p0"))
+    expect(late.out).toEqual([])
+  })
+
+  it("during the gap, a message of the instance after next means this process is behind: it crashes", () => {
+    const decided = decidedFirst(beat("p0"))
+    const r = stepMulti(decided.state, { _tag: "Receive", from: "p1", msg: msg(3, 1, []) }, beat("p0"))
+    expect(r.state.status).toBe("crashed")
+    expect(tagged(r.out, "Crash")[0]?.reason).toMatch(/behind/)
+  })
+})

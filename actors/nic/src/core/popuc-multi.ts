@@ -24,6 +24,14 @@
  * stall the whole group (the simulator found it: tob-omission, N = 5, seed 1000375). A late replica is
  * normally locked, so its V already equals the decision and (b) lets it follow at once.
  *
+ * Host turnaround (`RoundTimerConfig.instanceGapMs`, 0 by default): with a gap, a decision does not open the
+ * next instance in the same step. The process waits `gap` (a `SetTimer` for round 0 of the next instance) and
+ * then opens it, proposing what arrived meanwhile, typically the next requests of the clients just answered.
+ * A round-1 message of the next instance during the gap means a peer opened it already (its timer fired
+ * first): this process opens it at once (a catch-up, like the round-level one) and then takes the message.
+ * Every process waits the same gap after a decision reached within the same round, so the instances stay
+ * aligned; safety never depends on any of this.
+ *
  * Membership: the members of every instance come from a `MembershipSchedule` updated by decided membership
  * commands (membership.ts). A process that is not a member of the next instance leaves (`Left`).
  */
@@ -38,7 +46,7 @@ import {
   type StepInstance,
   stepInstance
 } from "./popuc-instance.js"
-import type { RoundCloseCause, RoundTimerConfig } from "./round-timer.js"
+import { instanceGapMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Step, Value } from "./types.js"
 import { valueRef } from "./value.js"
 
@@ -76,6 +84,14 @@ export interface MultiState {
   readonly stash: ReadonlyArray<StashedMsg>
   /** Messages of instances already left behind, ignored. */
   readonly ignoredOld: number
+  /** Decided, waiting out the host-turnaround gap before opening `instance` (see above). */
+  readonly opening: Opening | undefined
+}
+
+export interface Opening {
+  readonly instance: number
+  /** The decision just reached (relayed in round 1, left out of the proposal). */
+  readonly decided: ReadonlyArray<Value>
 }
 
 export type MultiInput =
@@ -117,7 +133,8 @@ export const createMulti = (p: MultiParams): MultiState => {
     }),
     schedule: p.schedule,
     stash: [],
-    ignoredOld: 0
+    ignoredOld: 0,
+    opening: undefined
   }
 }
 
@@ -135,7 +152,8 @@ const withCurrent = (s: MultiState, current: InstanceState): MultiState => ({
   current,
   schedule: s.schedule,
   stash: s.stash,
-  ignoredOld: s.ignoredOld
+  ignoredOld: s.ignoredOld,
+  opening: s.opening
 })
 
 /** Applies one instance step, then, if it decided, opens the next instance. */
@@ -173,15 +191,31 @@ const openNext = (
   if (!members.includes(s.self)) {
     return { state: { ...s, schedule, status: "left", stash: [] }, out: [{ _tag: "Left", instance }] }
   }
+  const gap = instanceGapMs(s.roundTimer)
+  // No gap when a peer opened the next instance already (a stashed round-1 message of it). The gap is taken
+  // even with a backlog: opening at once whenever one of N replicas has anything pending (nearly always under
+  // load) would pull every peer along by catch-up and bring back the every-other-instance pattern.
+  if (gap > 0 && !s.stash.some((m) => m.msg.instance === instance)) {
+    return {
+      state: { ...s, schedule, opening: { instance, decided } },
+      out: [{ _tag: "SetTimer", instance, round: 0, afterMs: gap }]
+    }
+  }
+  return openInstance({ ...s, schedule }, { instance, decided }, cause, propose)
+}
+
+/** Opens round 1 of `opening.instance` (members from `s.schedule`), then replays its stashed messages. */
+const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, propose: ProposalSource): MultiStep => {
+  const { instance, decided } = opening
   const created = createInstance({
     instance,
     self: s.self,
-    members,
+    members: membersAt(s.schedule, instance),
     proposal: propose(instance, decided),
     roundTimer: s.roundTimer
   })
   const stash = s.stash.filter((m) => m.msg.instance === instance)
-  let state: MultiState = { ...s, schedule, current: created, stash: [] }
+  let state: MultiState = { ...s, current: created, stash: [], opening: undefined }
   const started = absorb(state, s.stepInstance(created, { _tag: "Start", cause }), cause, propose)
   state = started.state
   const refs = decided.map(valueRef)
@@ -212,13 +246,43 @@ const onNextInstanceMsg = (s: MultiState, from: ProcessId, msg: RoundMsg, propos
   return relayed === undefined ? none(state) : absorb(state, relayed, "catchUp", propose)
 }
 
-const onReceive = (s: MultiState, from: ProcessId, msg: RoundMsg, propose: ProposalSource): MultiStep => {
+const onReceive = (s: MultiState, from: ProcessId, msg: RoundMsg, propose: ProposalSource): MultiStep =>
+  s.opening === undefined
+    ? onReceiveInInstance(s, from, msg, propose)
+    : onReceiveInGap(s, s.opening, from, msg, propose)
+
+const onReceiveInInstance = (s: MultiState, from: ProcessId, msg: RoundMsg, propose: ProposalSource): MultiStep => {
   const c = s.current.instance
   if (msg.instance < c) return none({ ...s, ignoredOld: s.ignoredOld + 1 })
   if (msg.instance === c) {
     return absorb(s, s.stepInstance(s.current, { _tag: "Receive", from, msg }), "catchUp", propose)
   }
   if (msg.instance === c + 1) return onNextInstanceMsg(s, from, msg, propose)
+  return behind(s, c, from, msg)
+}
+
+/** Between a decision and opening the next instance (the host-turnaround gap). */
+const onReceiveInGap = (
+  s: MultiState,
+  opening: Opening,
+  from: ProcessId,
+  msg: RoundMsg,
+  propose: ProposalSource
+): MultiStep => {
+  if (msg.instance < opening.instance) return none({ ...s, ignoredOld: s.ignoredOld + 1 })
+  if (msg.instance > opening.instance) return behind(s, opening.instance, from, msg)
+  if (from === s.self || !membersAt(s.schedule, msg.instance).includes(from)) return none(s)
+  // Later rounds of the next instance are too early (an omission, like any message more than a round ahead).
+  if (msg.round !== 1) return none(s)
+  // A peer opened the next instance already: open it now (catch-up) and take its message there.
+  const opened = openInstance(s, opening, "catchUp", propose)
+  if (opened.state.status !== "running") return opened
+  const received = onReceiveInInstance(opened.state, from, msg, propose)
+  return { state: received.state, out: [...opened.out, ...received.out] }
+}
+
+/** A message of an instance past the next one: this process fell more than one instance behind. */
+const behind = (s: MultiState, c: number, from: ProcessId, msg: RoundMsg): MultiStep => {
   if (!membersAt(s.schedule, c).includes(from)) return none(s)
   const reason = `behind: received instance ${msg.instance} from ${from} while in instance ${c}`
   return { state: { ...s, status: "crashed", stash: [] }, out: [{ _tag: "Crash", instance: c, reason }] }
@@ -230,6 +294,9 @@ export const stepMulti = (s: MultiState, input: MultiInput, propose: ProposalSou
     case "Start":
       return absorb(s, s.stepInstance(s.current, { _tag: "Start" }), "timeout", propose)
     case "RoundTimeout":
+      if (s.opening !== undefined && input.instance === s.opening.instance && input.round === 0) {
+        return openInstance(s, s.opening, "timeout", propose)
+      }
       if (input.instance !== s.current.instance) return none(s)
       return absorb(s, s.stepInstance(s.current, { _tag: "RoundTimeout", round: input.round }), "timeout", propose)
     case "Receive":

@@ -19,7 +19,16 @@ export interface RoundTimerConfig {
   readonly driftMs: number
   /** How much shorter a round is when it was started by a catch-up (default ΔD). */
   readonly catchUpShortenMs: number
+  /**
+   * Host turnaround: how long after deciding an instance the next one opens (default 0, the paper's
+   * back-to-back instances). Clients answered at a decision send their next request within about one
+   * interaction; opening the next instance at once would leave those requests for the instance after it, so a
+   * closed-loop client would only ever use every other instance. Not a round: no message is due in it.
+   */
+  readonly instanceGapMs?: number
 }
+
+export const instanceGapMs = (c: RoundTimerConfig): number => c.instanceGapMs ?? 0
 
 /** Why a round was closed: its own timer fired, or a message of the next round arrived first. */
 export type RoundCloseCause = "timeout" | "catchUp"
@@ -39,12 +48,14 @@ export const makeRoundTimerConfig = (c: {
   readonly windowMs?: number
   readonly driftMs: number
   readonly catchUpShortenMs?: number
+  readonly instanceGapMs?: number
 }): RoundTimerConfig => {
   const config: RoundTimerConfig = {
     interactionMs: c.interactionMs,
     windowMs: c.windowMs ?? 2 * c.interactionMs,
     driftMs: c.driftMs,
-    catchUpShortenMs: c.catchUpShortenMs ?? c.driftMs
+    catchUpShortenMs: c.catchUpShortenMs ?? c.driftMs,
+    ...(c.instanceGapMs === undefined ? {} : { instanceGapMs: c.instanceGapMs })
   }
   for (const [name, v] of Object.entries(config)) {
     if (!Number.isFinite(v) || v < 0) throw new Error(`round timer: ${name} must be a finite number >= 0, got ${v}`)

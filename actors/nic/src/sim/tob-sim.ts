@@ -14,6 +14,7 @@
 import type { MembershipSchedule } from "../core/membership.js"
 import { membersAt } from "../core/membership.js"
 import { type StepInstance, thresholdOf } from "../core/popuc-instance.js"
+import type { RoundTimerConfig } from "../core/round-timer.js"
 import {
   createTob,
   type DecidedInstance,
@@ -223,6 +224,9 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
   const plan = planFor(scenario, rng.fork(), members)
   const step = options.stepTob ?? stepTob
   const maxBatchBytes = rng.pick([48, 256, 4096])
+  // Host-turnaround gap between instances: none (back-to-back, as in the paper), or up to ΔI.
+  const gapMs = rng.pick([0, 0, SIM_ROUND_TIMER.interactionMs / 2, SIM_ROUND_TIMER.interactionMs])
+  const roundTimer: RoundTimerConfig = gapMs === 0 ? SIM_ROUND_TIMER : { ...SIM_ROUND_TIMER, instanceGapMs: gapMs }
   const queue = new EventQueue<{ readonly to: ProcessId; readonly ev: SimEvent }>()
   const trace = new TraceRing()
   const checker = new TobChecker(plan.failureFree ? 2 : undefined)
@@ -235,7 +239,7 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
       tob: createTob({
         self: id,
         members,
-        roundTimer: SIM_ROUND_TIMER,
+        roundTimer,
         maxBatchBytes,
         ...(options.stepInstance === undefined ? {} : { stepInstance: options.stepInstance })
       }),

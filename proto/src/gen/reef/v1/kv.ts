@@ -10,19 +10,54 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { ErrorCode, errorCodeFromJSON, errorCodeToJSON } from "./error.js";
 import { PopucDecision, PopucEpoch } from "./popuc.js";
 
 export const protobufPackage = "reef.v1";
 
 export const protobufFileName = "reef/v1/kv.proto";
+
+export interface KvRequest {
+  /** Chosen by the client, echoed in the reply (unique among the session's requests in flight). */
+  id: number;
+  op?:
+    | { $case: "get"; value: GetRequest }
+    | { $case: "set"; value: SetRequest }
+    | { $case: "delete"; value: DeleteRequest }
+    | { $case: "compareAndSet"; value: CompareAndSetRequest }
+    | undefined;
+  /** W3C trace context of the caller's span for this request (optional), like the unary `traceparent` header. */
+  traceparent: string;
+}
+
+export interface KvReply {
+  id: number;
+  result?:
+    | { $case: "get"; value: GetResponse }
+    | { $case: "set"; value: SetResponse }
+    | { $case: "delete"; value: DeleteResponse }
+    | { $case: "compareAndSet"; value: CompareAndSetResponse }
+    | { $case: "error"; value: KvError }
+    | undefined;
+}
+
+/** The status a unary call would have ended with. */
+export interface KvError {
+  /** gRPC status code (e.g. 3 INVALID_ARGUMENT, 14 UNAVAILABLE). */
+  grpcCode: number;
+  code: ErrorCode;
+  message: string;
+}
 
 export interface ReconfigureRequest {
   members: string[];
@@ -182,6 +217,476 @@ export interface KvEntry {
   value: Buffer;
   version: number;
 }
+
+function createBaseKvRequest(): KvRequest {
+  return { id: 0, op: undefined, traceparent: "" };
+}
+
+export const KvRequest: MessageFns<KvRequest, "reef.v1.KvRequest"> = {
+  $type: "reef.v1.KvRequest" as const,
+
+  encode(message: KvRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
+    }
+    switch (message.op?.$case) {
+      case "get":
+        GetRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "set":
+        SetRequest.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+      case "delete":
+        DeleteRequest.encode(message.op.value, writer.uint32(34).fork()).join();
+        break;
+      case "compareAndSet":
+        CompareAndSetRequest.encode(message.op.value, writer.uint32(42).fork()).join();
+        break;
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(50).string(message.traceparent);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "get", value: GetRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "set", value: SetRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.op = { $case: "delete", value: DeleteRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.op = { $case: "compareAndSet", value: CompareAndSetRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.traceparent = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvRequest {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      op: isSet(object.get)
+        ? { $case: "get", value: GetRequest.fromJSON(object.get) }
+        : isSet(object.set)
+        ? { $case: "set", value: SetRequest.fromJSON(object.set) }
+        : isSet(object.delete)
+        ? { $case: "delete", value: DeleteRequest.fromJSON(object.delete) }
+        : isSet(object.compareAndSet)
+        ? { $case: "compareAndSet", value: CompareAndSetRequest.fromJSON(object.compareAndSet) }
+        : isSet(object.compare_and_set)
+        ? { $case: "compareAndSet", value: CompareAndSetRequest.fromJSON(object.compare_and_set) }
+        : undefined,
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+    };
+  },
+
+  toJSON(message: KvRequest): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.op?.$case === "get") {
+      obj.get = GetRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "set") {
+      obj.set = SetRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "delete") {
+      obj.delete = DeleteRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "compareAndSet") {
+      obj.compareAndSet = CompareAndSetRequest.toJSON(message.op.value);
+    }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvRequest>): KvRequest {
+    return KvRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvRequest>): KvRequest {
+    const message = createBaseKvRequest();
+    message.id = object.id ?? 0;
+    switch (object.op?.$case) {
+      case "get": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "get", value: GetRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "set": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "set", value: SetRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "delete": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "delete", value: DeleteRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "compareAndSet": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "compareAndSet", value: CompareAndSetRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    message.traceparent = object.traceparent ?? "";
+    return message;
+  },
+};
+
+function createBaseKvReply(): KvReply {
+  return { id: 0, result: undefined };
+}
+
+export const KvReply: MessageFns<KvReply, "reef.v1.KvReply"> = {
+  $type: "reef.v1.KvReply" as const,
+
+  encode(message: KvReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
+    }
+    switch (message.result?.$case) {
+      case "get":
+        GetResponse.encode(message.result.value, writer.uint32(18).fork()).join();
+        break;
+      case "set":
+        SetResponse.encode(message.result.value, writer.uint32(26).fork()).join();
+        break;
+      case "delete":
+        DeleteResponse.encode(message.result.value, writer.uint32(34).fork()).join();
+        break;
+      case "compareAndSet":
+        CompareAndSetResponse.encode(message.result.value, writer.uint32(42).fork()).join();
+        break;
+      case "error":
+        KvError.encode(message.result.value, writer.uint32(50).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = { $case: "get", value: GetResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = { $case: "set", value: SetResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = { $case: "delete", value: DeleteResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.result = { $case: "compareAndSet", value: CompareAndSetResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.result = { $case: "error", value: KvError.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvReply {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      result: isSet(object.get)
+        ? { $case: "get", value: GetResponse.fromJSON(object.get) }
+        : isSet(object.set)
+        ? { $case: "set", value: SetResponse.fromJSON(object.set) }
+        : isSet(object.delete)
+        ? { $case: "delete", value: DeleteResponse.fromJSON(object.delete) }
+        : isSet(object.compareAndSet)
+        ? { $case: "compareAndSet", value: CompareAndSetResponse.fromJSON(object.compareAndSet) }
+        : isSet(object.compare_and_set)
+        ? { $case: "compareAndSet", value: CompareAndSetResponse.fromJSON(object.compare_and_set) }
+        : isSet(object.error)
+        ? { $case: "error", value: KvError.fromJSON(object.error) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: KvReply): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.result?.$case === "get") {
+      obj.get = GetResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "set") {
+      obj.set = SetResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "delete") {
+      obj.delete = DeleteResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "compareAndSet") {
+      obj.compareAndSet = CompareAndSetResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "error") {
+      obj.error = KvError.toJSON(message.result.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvReply>): KvReply {
+    return KvReply.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvReply>): KvReply {
+    const message = createBaseKvReply();
+    message.id = object.id ?? 0;
+    switch (object.result?.$case) {
+      case "get": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "get", value: GetResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "set": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "set", value: SetResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "delete": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "delete", value: DeleteResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "compareAndSet": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "compareAndSet", value: CompareAndSetResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "error": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "error", value: KvError.fromPartial(object.result.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseKvError(): KvError {
+  return { grpcCode: 0, code: 0, message: "" };
+}
+
+export const KvError: MessageFns<KvError, "reef.v1.KvError"> = {
+  $type: "reef.v1.KvError" as const,
+
+  encode(message: KvError, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.grpcCode !== 0) {
+      writer.uint32(8).uint32(message.grpcCode);
+    }
+    if (message.code !== 0) {
+      writer.uint32(16).int32(message.code);
+    }
+    if (message.message !== "") {
+      writer.uint32(26).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvError {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvError();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.grpcCode = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.code = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvError {
+    return {
+      grpcCode: isSet(object.grpcCode)
+        ? globalThis.Number(object.grpcCode)
+        : isSet(object.grpc_code)
+        ? globalThis.Number(object.grpc_code)
+        : 0,
+      code: isSet(object.code) ? errorCodeFromJSON(object.code) : 0,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: KvError): unknown {
+    const obj: any = {};
+    if (message.grpcCode !== 0) {
+      obj.grpcCode = Math.round(message.grpcCode);
+    }
+    if (message.code !== 0) {
+      obj.code = errorCodeToJSON(message.code);
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvError>): KvError {
+    return KvError.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvError>): KvError {
+    const message = createBaseKvError();
+    message.grpcCode = object.grpcCode ?? 0;
+    message.code = object.code ?? 0;
+    message.message = object.message ?? "";
+    return message;
+  },
+};
 
 function createBaseReconfigureRequest(): ReconfigureRequest {
   return { members: [] };
@@ -2710,6 +3215,21 @@ export const KVService = {
     responseSerialize: (value: ReconfigureResponse): Buffer => Buffer.from(ReconfigureResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReconfigureResponse => ReconfigureResponse.decode(value),
   },
+  /**
+   * A pipelined session: any number of Get/Set/Delete/CompareAndSet requests in flight on one stream, each
+   * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
+   * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
+   * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   */
+  session: {
+    path: "/reef.v1.KV/Session" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: KvRequest): Buffer => Buffer.from(KvRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): KvRequest => KvRequest.decode(value),
+    responseSerialize: (value: KvReply): Buffer => Buffer.from(KvReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): KvReply => KvReply.decode(value),
+  },
 } as const;
 
 export interface KVServer extends UntypedServiceImplementation {
@@ -2724,6 +3244,13 @@ export interface KVServer extends UntypedServiceImplementation {
    * it takes effect a fixed number of instances after its decision, identically at every replica.
    */
   reconfigure: handleUnaryCall<ReconfigureRequest, ReconfigureResponse>;
+  /**
+   * A pipelined session: any number of Get/Set/Delete/CompareAndSet requests in flight on one stream, each
+   * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
+   * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
+   * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   */
+  session: handleBidiStreamingCall<KvRequest, KvReply>;
 }
 
 export interface KVClient extends Client {
@@ -2816,6 +3343,15 @@ export interface KVClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReconfigureResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * A pipelined session: any number of Get/Set/Delete/CompareAndSet requests in flight on one stream, each
+   * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
+   * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
+   * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   */
+  session(): ClientDuplexStream<KvRequest, KvReply>;
+  session(options: Partial<CallOptions>): ClientDuplexStream<KvRequest, KvReply>;
+  session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<KvRequest, KvReply>;
 }
 
 export const KVClient = makeGenericClientConstructor(KVService, "reef.v1.KV") as unknown as {

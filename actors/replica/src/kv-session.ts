@@ -1,0 +1,75 @@
+/**
+ * One request of a reef.v1.KV/Session stream: dispatched to the same handler as the unary method, answered
+ * under the request's id. A request never ends the session: a failure (bad argument, overload, unavailable
+ * engine, even a defect) becomes that reply's `error`, with the status the unary call would have ended with.
+ */
+import { statusOfCause, type TaggedFailure, withServerSpan } from "@reef/gateway"
+import {
+  type CompareAndSetRequest,
+  type CompareAndSetResponse,
+  type DeleteRequest,
+  type DeleteResponse,
+  ErrorCode,
+  type GetRequest,
+  type GetResponse,
+  KvReply,
+  type KvRequest,
+  type SetRequest,
+  type SetResponse
+} from "@reef/proto"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+
+export interface KvOperations<R> {
+  readonly get: (request: GetRequest) => Effect.Effect<GetResponse, TaggedFailure, R>
+  readonly set: (request: SetRequest) => Effect.Effect<SetResponse, TaggedFailure, R>
+  readonly delete: (request: DeleteRequest) => Effect.Effect<DeleteResponse, TaggedFailure, R>
+  readonly compareAndSet: (request: CompareAndSetRequest) => Effect.Effect<CompareAndSetResponse, TaggedFailure, R>
+}
+
+const METHOD = "reef.v1.KV"
+
+type Result = NonNullable<KvReply["result"]>
+
+const dispatch = <R>(ops: KvOperations<R>, request: KvRequest): [string, Effect.Effect<Result, TaggedFailure, R>] => {
+  const op = request.op
+  switch (op?.$case) {
+    case "get":
+      return ["Get", Effect.map(ops.get(op.value), (value) => ({ $case: "get", value }))]
+    case "set":
+      return ["Set", Effect.map(ops.set(op.value), (value) => ({ $case: "set", value }))]
+    case "delete":
+      return ["Delete", Effect.map(ops.delete(op.value), (value) => ({ $case: "delete", value }))]
+    case "compareAndSet":
+      return ["CompareAndSet", Effect.map(ops.compareAndSet(op.value), (value) => ({ $case: "compareAndSet", value }))]
+    case undefined:
+      return ["Unknown", Effect.succeed(errorResult(3, ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "op: must be set"))]
+  }
+}
+
+const errorResult = (grpcCode: number, code: ErrorCode, message: string): Result => ({
+  $case: "error",
+  value: { grpcCode, code, message }
+})
+
+/**
+ * `(request) => reply` for a session. `logDefect` is told about defects (bugs), which the client sees as
+ * INTERNAL like a unary call's.
+ */
+export const makeSessionAnswerer =
+  <R>(ops: KvOperations<R>, logDefect: (message: string, cause: Cause.Cause<unknown>) => void) =>
+  (request: KvRequest): Effect.Effect<KvReply, never, R> => {
+    const [method, answer] = dispatch(ops, request)
+    const traced = withServerSpan(`${METHOD}/${method}`, request.traceparent || undefined, answer)
+    return Effect.matchCause(traced, {
+      onSuccess: (result) => KvReply.fromPartial({ id: request.id, result }),
+      onFailure: (cause) => {
+        if (Cause.isDie(cause)) logDefect(`KV session ${method} (request ${request.id}) died`, cause)
+        const status = statusOfCause(cause)
+        return KvReply.fromPartial({
+          id: request.id,
+          result: errorResult(status.code, status.reefCode, status.details)
+        })
+      }
+    })
+  }

@@ -1,0 +1,166 @@
+/**
+ * Bidirectional sessions (handlers.ts `sessionHandler`) over a real grpc-js server and client, with a tiny
+ * hand-written service whose messages are UTF-8 strings "<id>:<command>".
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  type ClientDuplexStream,
+  credentials,
+  makeGenericClientConstructor,
+  type ServiceError,
+  status
+} from "@grpc/grpc-js"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
+import { serveGrpc } from "./grpc-server.js"
+import { grpcService } from "./handlers.js"
+
+const utf8 = {
+  serialize: (s: string) => Buffer.from(s),
+  deserialize: (b: Buffer) => b.toString()
+}
+const EchoService = {
+  session: {
+    path: "/test.Echo/Session",
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: utf8.serialize,
+    requestDeserialize: utf8.deserialize,
+    responseSerialize: utf8.serialize,
+    responseDeserialize: utf8.deserialize
+  }
+} as const
+
+type EchoClient = { session(): ClientDuplexStream<string, string> } & { close(): void }
+const EchoClient = makeGenericClientConstructor(EchoService, "test.Echo") as unknown as new (
+  address: string,
+  creds: ReturnType<typeof credentials.createInsecure>
+) => EchoClient
+
+const openSession = (address: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const client = new EchoClient(address, credentials.createInsecure())
+      const stream = client.session()
+      const replies: Array<string> = []
+      let ended = false
+      let error: ServiceError | undefined
+      stream.on("data", (reply: string) => replies.push(reply))
+      stream.on("end", () => {
+        ended = true
+      })
+      stream.on("error", (e: ServiceError) => {
+        error = e
+      })
+      return { client, stream, replies, ended: () => ended, error: () => error }
+    }),
+    ({ client }) => Effect.sync(() => client.close())
+  )
+
+const until = (condition: () => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 500 && !condition(); i++) yield* Effect.sleep("10 millis")
+    expect(condition()).toBe(true)
+  })
+
+describe("gRPC sessions (bidirectional methods)", () => {
+  it.scopedLive("answers each request as soon as it is done, not in request order, and ends after half-close", () =>
+    Effect.gen(function* () {
+      const slowGate = yield* Deferred.make<void>()
+      const server = yield* serveGrpc({
+        services: [
+          grpcService(EchoService, {
+            session: (request: string) => {
+              const [id, command] = request.split(":")
+              return command === "slow"
+                ? Effect.as(Deferred.await(slowGate), `${id}:slow done`)
+                : Effect.succeed(`${id}:${command} done`)
+            }
+          })
+        ]
+      })
+      const session = yield* openSession(server.address)
+      session.stream.write("1:slow")
+      session.stream.write("2:fast")
+      yield* until(() => session.replies.length === 1)
+      expect(session.replies).toEqual(["2:fast done"])
+      session.stream.end()
+      // Half-closed with a request in flight: the server waits for its reply before ending the call.
+      yield* Effect.sleep("50 millis")
+      expect(session.ended()).toBe(false)
+      yield* Deferred.succeed(slowGate, undefined)
+      yield* until(() => session.ended())
+      expect(session.replies).toEqual(["2:fast done", "1:slow done"])
+      expect(session.error()).toBeUndefined()
+    })
+  )
+
+  it.scopedLive("a request that dies goes unanswered and is logged; the session goes on", () =>
+    Effect.gen(function* () {
+      const server = yield* serveGrpc({
+        services: [
+          grpcService(EchoService, {
+            session: (request: string) =>
+              request.endsWith(":die") ? Effect.die(new Error("bug")) : Effect.succeed(`${request} done`)
+          })
+        ]
+      })
+      const session = yield* openSession(server.address)
+      session.stream.write("1:die")
+      session.stream.write("2:ok")
+      yield* until(() => session.replies.length === 1)
+      expect(session.replies).toEqual(["2:ok done"])
+      expect(session.error()).toBeUndefined()
+    })
+  )
+
+  it.scopedLive("a client cancel interrupts the requests in flight", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const server = yield* serveGrpc({
+        services: [
+          grpcService(EchoService, {
+            session: () =>
+              Deferred.succeed(started, undefined).pipe(
+                Effect.zipRight(Effect.never),
+                Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+              )
+          })
+        ]
+      })
+      const session = yield* openSession(server.address)
+      session.stream.write("1:forever")
+      yield* Deferred.await(started)
+      session.stream.cancel()
+      yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"))
+    })
+  )
+
+  it.live("at server shutdown a session answers its requests in flight, then ends with UNAVAILABLE", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      const server = yield* serveGrpc({
+        services: [
+          grpcService(EchoService, {
+            session: (request: string) => Effect.as(Deferred.await(gate), `${request} done`)
+          })
+        ]
+      }).pipe(Scope.extend(scope))
+      const session = yield* openSession(server.address).pipe(Scope.extend(scope))
+      session.stream.write("1:pending")
+      yield* Effect.sleep("50 millis")
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* Effect.sleep("50 millis")
+      yield* Deferred.succeed(gate, undefined)
+      yield* until(() => session.error() !== undefined)
+      expect(session.replies).toEqual(["1:pending done"])
+      expect(session.error()?.code).toBe(status.UNAVAILABLE)
+      yield* Fiber.join(closing)
+    })
+  )
+})
