@@ -3,7 +3,10 @@
  * POPUC keeps state in memory) and an unreplicated Redis, all in the same run on this machine.
  *
  *   engine     instances/s, rounds and ms per instance, round-time p50/p99/max (no failures), per N
- *   kv         Set/Get throughput and p50/p99 for N = 3, 5, 7, 9 in each deployment mode
+ *   kv         Set/Get throughput and p50/p99 for N = 3, 5, 7, 9 in each deployment mode (128 in flight)
+ *   saturation N = 5 Set throughput with 1,024 writes in flight, next to etcd's PUT with as many: at 128 in
+ *              flight both systems are latency-bound (a POPUC write takes two rounds of tens of ms here,
+ *              an etcd write ~16 ms), so their peak rates are compared at a load both are CPU-bound at
  *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
  *   failover   kill one replica of 5 under load: stall and throughput before/after; same with etcd's leader
  *
@@ -37,12 +40,21 @@ interface Plan {
   readonly etcdNs: ReadonlyArray<number>
   readonly loadMs: number
   readonly concurrency: number
+  /** In flight for the N = 5 saturation comparison with etcd. */
+  readonly saturation: number
 }
 
 const planFor = (quick: boolean): Plan =>
   quick
-    ? { ns: [3, 5, 9], modesFor: () => ["colocated"], etcdNs: [5], loadMs: 1_500, concurrency: 128 }
-    : { ns: [3, 5, 7, 9], modesFor: () => MODES, etcdNs: [3, 5, 7, 9], loadMs: 5_000, concurrency: 128 }
+    ? { ns: [3, 5, 9], modesFor: () => ["colocated"], etcdNs: [5], loadMs: 1_500, concurrency: 128, saturation: 1_024 }
+    : {
+        ns: [3, 5, 7, 9],
+        modesFor: () => MODES,
+        etcdNs: [3, 5, 7, 9],
+        loadMs: 5_000,
+        concurrency: 128,
+        saturation: 1_024
+      }
 
 const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates>>) => {
   let instances = 0
@@ -81,6 +93,7 @@ export const run = async (quick: boolean) => {
   const engineRows: Array<ReadonlyArray<unknown>> = []
   const throughputByMode = new Map<string, Array<[number, number]>>()
   let failover: Record<string, number> = {}
+  let saturated: Record<string, number> = {}
 
   const reef = Effect.gen(function* () {
     const nats = yield* startNatsServer({ jetstream: false })
@@ -164,6 +177,29 @@ export const run = async (quick: boolean) => {
         ])
 
         if (n === 5) {
+          // Saturation: as many writes in flight as the etcd comparison below uses (engine stats around it,
+          // so its self-quits are told apart from the failure-free runs above).
+          const beforeSaturation = sumEngines(yield* engineStates(group))
+          const load = yield* runKvLoad({
+            addresses: group.addresses,
+            mode: "colocated",
+            op: "set",
+            concurrency: plan.saturation,
+            durationMs: plan.loadMs
+          })
+          const afterSaturation = sumEngines(yield* engineStates(group))
+          saturated = {
+            inFlight: plan.saturation,
+            reefSetPerSec: round(load.throughputPerSec, 0),
+            reefSetP50Ms: round(load.p50Ms),
+            reefSetP99Ms: round(load.p99Ms),
+            reefErrors: load.errors,
+            reefSelfQuits: afterSaturation.selfQuits - beforeSaturation.selfQuits,
+            reefClientCpuCores: round(load.clientCpuSeconds / load.seconds)
+          }
+        }
+
+        if (n === 5) {
           // Failover: colocated load on the four survivors, kill r5 three seconds in (enough decided
           // instances before the kill to know the normal gap between completions).
           const killAtMs = 3_000
@@ -216,6 +252,14 @@ export const run = async (quick: boolean) => {
         clientCores: round(put.clientCpuSeconds / put.seconds)
       }
       if (n === 5) {
+        const peak = await runEtcdLoad(cluster, { op: "put", concurrency: plan.saturation, durationMs: plan.loadMs })
+        saturated = {
+          ...saturated,
+          etcdPutPerSec: round(peak.throughputPerSec, 0),
+          etcdPutP50Ms: round(peak.p50Ms),
+          etcdPutP99Ms: round(peak.p99Ms),
+          etcdClientCpuCores: round(peak.clientCpuSeconds / peak.seconds)
+        }
         const leader = await cluster.leader()
         const killAtMs = 2_000
         setTimeout(() => void cluster.kill(leader.name), killAtMs)
@@ -258,6 +302,10 @@ export const run = async (quick: boolean) => {
     roundsPerInstanceFailureFree: firstEngine?.roundsPerInstance ?? Number.NaN,
     setThroughputN9OverN3Colocated: round(n9 / n3, 3),
     setThroughputVsEtcdN5: round(n5 / (etcd[5]?.put ?? Number.NaN), 3),
+    setThroughputVsEtcdN5Saturated: round(
+      (saturated.reefSetPerSec ?? Number.NaN) / (saturated.etcdPutPerSec ?? Number.NaN),
+      3
+    ),
     failoverStallRounds: failover.reefStallRounds ?? Number.NaN,
     // A stall shorter than the 10 ms timeline resolution counts as 10 ms.
     failoverStallEtcdOverReef: round(etcdStallMs / Math.max(failover.reefStallMs ?? Number.NaN, 10), 2)
@@ -278,6 +326,8 @@ export const run = async (quick: boolean) => {
     etcdFsync: "disabled (--unsafe-no-fsync): POPUC keeps its state in memory like the paper",
     redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
     failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
+    saturation: saturated,
+    kvTransport: "session (reef.v1.KV/Session, one pipelined stream per client and replica)",
     concurrency: plan.concurrency,
     loadMs: plan.loadMs
   })
@@ -313,6 +363,28 @@ export const run = async (quick: boolean) => {
         redisSet.p50Ms,
         redisSet.p99Ms,
         round(redisSet.clientCpuSeconds / redisSet.seconds)
+      ]
+    ]
+  )
+  printTable(
+    `Saturation (N = 5, ${plan.saturation} writes in flight)`,
+    ["system", "write/s", "p50 ms", "p99 ms", "client cores", "self-quits"],
+    [
+      [
+        "reef colocated",
+        saturated.reefSetPerSec ?? "",
+        saturated.reefSetP50Ms ?? "",
+        saturated.reefSetP99Ms ?? "",
+        saturated.reefClientCpuCores ?? "",
+        saturated.reefSelfQuits ?? ""
+      ],
+      [
+        "etcd (no fsync, Go client)",
+        saturated.etcdPutPerSec ?? "",
+        saturated.etcdPutP50Ms ?? "",
+        saturated.etcdPutP99Ms ?? "",
+        saturated.etcdClientCpuCores ?? "",
+        ""
       ]
     ]
   )

@@ -22,7 +22,7 @@ export interface EngineWorkerData {
   readonly interactionMs?: number
   /** Lower bound on a calibrated ΔI (a shared, noisy machine has scheduling hiccups). */
   readonly minInteractionMs: number
-  /** Host-turnaround gap between instances in ms (RoundTimerConfig.instanceGapMs); ΔI when absent. */
+  /** Host-turnaround gap between instances in ms (RoundTimerConfig.instanceGapMs); `defaultInstanceGapMs`. */
   readonly instanceGapMs?: number
   readonly calibrationProbes: number
   readonly safetyFactor: number
@@ -156,13 +156,19 @@ const serveAgreedValue = () =>
 
 await awaitPeers()
 const MAX_CALIBRATED_INTERACTION_MS = 100
+/**
+ * ΔI/3: enough for a lone client's next request to make the next instance (measured here at N = 5: 96 ms
+ * per write instead of 180 ms), while a group under load, where answering a whole batch takes longer than
+ * any small gap, pays only ~4% of its throughput for it (a gap of ΔI cost ~10% at 128 requests in flight).
+ */
+const defaultInstanceGapMs = (interactionMs: number) => interactionMs / 3
 let roundTimer: RoundTimerConfig
 let samples = 0
 if (data.interactionMs !== undefined) {
   roundTimer = makeRoundTimerConfig({
     interactionMs: data.interactionMs,
     driftMs: Math.max(0.05, data.interactionMs * 0.02),
-    instanceGapMs: data.instanceGapMs ?? data.interactionMs
+    instanceGapMs: data.instanceGapMs ?? defaultInstanceGapMs(data.interactionMs)
   })
 } else {
   const measured = peers.length === 0 ? [0] : await measure()
@@ -172,11 +178,15 @@ if (data.interactionMs !== undefined) {
   const interactionMs = await agree(
     Math.min(MAX_CALIBRATED_INTERACTION_MS, Math.max(data.minInteractionMs, calibrated.interactionMs))
   )
-  // The gap defaults to ΔI: about one interaction for the host to answer a client and the client to send again.
+  // ΔW = ΔI instead of Alg. 3's 2ΔI: that window bounds the start skew of the first round only. From then on a
+  // replica that is behind opens a round as soon as a message of it arrives (catch-up), so correct replicas run
+  // within one interaction of each other, and a round of 2ΔI + ΔD still hears every timely peer. Measured here
+  // at N = 5: 128 writes in flight went from ~640/s to ~900/s, still without self-quits.
   roundTimer = makeRoundTimerConfig({
     interactionMs,
+    windowMs: interactionMs,
     driftMs: Math.max(0.05, interactionMs * 0.02),
-    instanceGapMs: data.instanceGapMs ?? interactionMs
+    instanceGapMs: data.instanceGapMs ?? defaultInstanceGapMs(interactionMs)
   })
 }
 agreedMs = roundTimer.interactionMs

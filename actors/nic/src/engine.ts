@@ -32,7 +32,7 @@ export interface EngineOptions {
   /** Fixed ΔI; calibrated at bootstrap when absent. */
   readonly interactionMs?: number
   readonly minInteractionMs?: number
-  /** Host-turnaround gap between instances (ms); ΔI when absent, 0 for back-to-back instances. */
+  /** Host-turnaround gap between instances (ms); ΔI/3 when absent, 0 for back-to-back instances. */
   readonly instanceGapMs?: number
   readonly calibrationProbes?: number
   readonly safetyFactor?: number
@@ -94,9 +94,11 @@ const workerFor = (data: EngineWorkerData): Worker => {
 /**
  * Floor on a calibrated ΔI. Calibration probes an idle group, but under load on a shared 2-core machine every
  * replica's threads compete with the others, and larger groups see longer scheduling delays (measured under
- * load here: interaction p99 ≈ 8 ms at N = 3, 13 ms at N = 5, 25 ms at N = 9), so the floor grows with N.
+ * load here: interaction p99 ≈ 8 ms at N = 3, 13 ms at N = 5, 25 ms at N = 9, and maxima up to 100 ms at
+ * N = 9), so the floor grows with N, faster than linearly: a round is N² messages through one nats-server and
+ * 2N threads sharing two cores. 8.3 / 16.3 / 26.3 / 38.3 ms for N = 3 / 5 / 7 / 9.
  */
-export const defaultMinInteractionMs = (members: number) => Math.max(6, 3 * members)
+export const defaultMinInteractionMs = (members: number) => Math.max(6, 2 * members + (members * members) / 4)
 
 export const DEFAULT_HOST_NICE = 5
 

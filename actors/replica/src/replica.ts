@@ -69,7 +69,7 @@ export interface ReplicaOptions {
   readonly engines?: number
   readonly interactionMs?: number
   readonly minInteractionMs?: number
-  /** Host-turnaround gap between consensus instances (ms); ΔI when absent. */
+  /** Host-turnaround gap between consensus instances (ms); ΔI/3 when absent (see engine-worker.ts). */
   readonly instanceGapMs?: number
   readonly maxKeyBytes?: number
   readonly maxValueBytes?: number

@@ -48,7 +48,7 @@ const run = Command.make(
       Options.optional
     ),
     instanceGapMs: Options.text("instance-gap-ms").pipe(
-      Options.withDescription("replica: host-turnaround gap between consensus instances in ms (default ΔI)"),
+      Options.withDescription("replica: host-turnaround gap between consensus instances in ms (default ΔI/3)"),
       Options.optional
     ),
     logBytes: Options.integer("log-bytes").pipe(
