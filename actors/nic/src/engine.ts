@@ -3,6 +3,7 @@
  * commands to them, and merges their decisions through the aggregator into one ordered stream of applied
  * batches for the replica. Engines run in worker threads so consensus timing is isolated from the host.
  */
+import { readdirSync } from "node:fs"
 import os from "node:os"
 import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
@@ -94,28 +95,45 @@ const workerFor = (data: EngineWorkerData): Worker => {
 /**
  * Floor on a calibrated ΔI. Calibration probes an idle group, but under load on a shared 2-core machine every
  * replica's threads compete with the others, and larger groups see longer scheduling delays (measured under
- * load here: interaction p99 ≈ 8 ms at N = 3, 13 ms at N = 5, 25 ms at N = 9, and maxima up to 100 ms at
- * N = 9), so the floor grows with N, faster than linearly: a round is N² messages through one nats-server and
- * 2N threads sharing two cores. 8.3 / 16.3 / 26.3 / 38.3 ms for N = 3 / 5 / 7 / 9.
+ * load here: interaction p99 ≈ 8 ms at N = 3, 13 ms at N = 5, 25 ms at N = 9), so the floor grows with N.
  */
-export const defaultMinInteractionMs = (members: number) => Math.max(6, 2 * members + (members * members) / 4)
+export const defaultMinInteractionMs = (members: number) => Math.max(6, 3 * members)
 
 export const DEFAULT_HOST_NICE = 5
 
 /**
  * The engines are the timing-critical part (the paper's FPGA): a round that closes late turns a correct peer
  * into a suspect, and enough of those make a replica self-quit. On a loaded machine the host's client work
- * must therefore wait for the engines' timers, not the reverse. Linux nice values are per thread, so raising
- * only the calling (host) thread's value after the engine threads exist leaves them at their priority; threads
- * the host starts later inherit the lower priority, which suits host work. Raising a nice value needs no
- * privilege; a host already nicer than `nice` is left alone.
+ * must therefore wait for the engines' timers, not the reverse. Linux nice values are per thread, so every
+ * thread of this process but the engines' gets `nice`: the host thread, and V8's and libuv's helper threads
+ * (background compilation of the host's code used to compete with the engines at the start of a load burst).
+ * Threads started later inherit the nice value of the thread that starts them. Raising a nice value needs no
+ * privilege; a thread already nicer than `nice` is left alone. Off Linux only the calling thread is changed.
  */
-const yieldHostToEngines = (nice: number, handlers: EngineHandlers) => {
+const yieldHostToEngines = (
+  nice: number,
+  engineThreads: ReadonlyArray<number | undefined>,
+  handlers: EngineHandlers
+) => {
   if (nice <= 0) return
+  const lower = (tid: number) => {
+    if (os.getPriority(tid) < nice) os.setPriority(tid, nice)
+  }
   try {
-    if (os.getPriority(0) < nice) os.setPriority(0, nice)
+    lower(0)
+    if (engineThreads.some((tid) => tid === undefined)) return
+    for (const entry of readdirSync("/proc/self/task")) {
+      const tid = Number(entry)
+      if (!engineThreads.includes(tid)) {
+        try {
+          lower(tid)
+        } catch {
+          // The thread ended meanwhile.
+        }
+      }
+    }
   } catch (error) {
-    handlers.onLog?.("warn", `could not lower the host thread's priority below the engines': ${String(error)}`)
+    handlers.onLog?.("warn", `could not lower the host's priority below the engines': ${String(error)}`)
   }
 }
 
@@ -127,6 +145,7 @@ interface PendingRequest {
 interface RunningEngine {
   readonly worker: Worker
   readonly roundTimer: RoundTimerConfig
+  readonly threadId: number | undefined
   /** Queues a command; what one turn of the host's event loop queued is posted at once (setImmediate). */
   readonly send: (command: EngineCommand) => void
   /** Posts what is queued, then asks the thread to stop. */
@@ -243,7 +262,14 @@ export const startEngine = (
           worker.on("message", (message: WorkerToHost) => {
             if (message._tag === "Ready" && !ready) {
               ready = true
-              resume(Effect.succeed({ worker, roundTimer: message.roundTimer, ...commandSender(worker) }))
+              resume(
+                Effect.succeed({
+                  worker,
+                  roundTimer: message.roundTimer,
+                  threadId: message.threadId,
+                  ...commandSender(worker)
+                })
+              )
             } else if (message._tag === "Events") for (const event of message.events) onEvent(index, event)
             else if (message._tag === "Log") handlers.onLog?.(message.level, message.message)
           })
@@ -277,7 +303,11 @@ export const startEngine = (
       }
     )
 
-    yieldHostToEngines(options.hostNice ?? DEFAULT_HOST_NICE, handlers)
+    yieldHostToEngines(
+      options.hostNice ?? DEFAULT_HOST_NICE,
+      running.map((engine) => engine.threadId),
+      handlers
+    )
 
     const request = (engine: number, build: (requestId: number) => EngineCommand) =>
       Effect.async<EngineEvent>((resume) => {

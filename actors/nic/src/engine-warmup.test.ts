@@ -1,0 +1,9 @@
+import { describe, expect, it } from "vitest"
+import { warmUpEngine } from "./engine-warmup.js"
+
+describe("engine warm-up", () => {
+  it("runs its private group through the requested instances, with client values, on a virtual clock", () => {
+    const report = warmUpEngine({ instances: 10, valuesPerInstance: 16 })
+    expect(report.instances).toBeGreaterThanOrEqual(10)
+  })
+})
