@@ -262,7 +262,7 @@ export const sessionHandler =
       if (inFlight.size >= MAX_SESSION_IN_FLIGHT) call.pause()
       fiber.addObserver((exit) => {
         inFlight.delete(fiber)
-        if (call.isPaused() && inFlight.size < MAX_SESSION_IN_FLIGHT) call.resume()
+        if (!shuttingDown && call.isPaused() && inFlight.size < MAX_SESSION_IN_FLIGHT) call.resume()
         if (call.cancelled) return
         if (Exit.isSuccess(exit)) call.write(exit.value)
         else if (!Cause.isInterruptedOnly(exit.cause)) {
