@@ -76,6 +76,7 @@ type SessionResult = NonNullable<KvReply["result"]>
 type ResultOf<C extends SessionOp["$case"]> = Extract<SessionResult, { $case: C }>["value"]
 
 interface SessionWaiter {
+  readonly method: string
   readonly deadlineMs: number
   readonly settle: (reply: KvReply | KvCallError) => void
 }
@@ -123,8 +124,9 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       const session: Session = { stream: clients[replica]!.session(), waiting: new Map() }
       const broken = (details: string) => {
         if (sessions[replica] === session) sessions[replica] = undefined
-        const failure = callError("Session", replica, status.UNAVAILABLE, details)
-        for (const waiter of session.waiting.values()) waiter.settle(failure)
+        for (const waiter of session.waiting.values()) {
+          waiter.settle(callError(waiter.method, replica, status.UNAVAILABLE, `session broken: ${details}`))
+        }
         session.waiting.clear()
       }
       session.stream.on("data", (reply: KvReply) => {
@@ -145,7 +147,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
         for (const [id, waiter] of session.waiting) {
           if (waiter.deadlineMs > now) continue
           session.waiting.delete(id)
-          waiter.settle(callError("Session", replica, status.DEADLINE_EXCEEDED, "deadline exceeded"))
+          waiter.settle(callError(waiter.method, replica, status.DEADLINE_EXCEEDED, "deadline exceeded"))
         }
       })
     }
@@ -164,6 +166,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
           const session = sessions[replica] ?? openSession(replica)
           const id = nextId++
           session.waiting.set(id, {
+            method,
             deadlineMs: Date.now() + timeoutMs,
             settle: (reply) => {
               if (reply instanceof KvCallError) return resume(Effect.fail(reply))
