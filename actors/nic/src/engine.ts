@@ -61,10 +61,12 @@ export interface EngineHandlers {
 export interface NicEngine {
   readonly roundTimer: RoundTimerConfig
   readonly engines: number
-  /** Queues a value on one engine (round-robin); resolves with its identity once queued, not decided. */
-  readonly broadcast: (
-    payload: Uint8Array
-  ) => Effect.Effect<{ readonly engine: number; readonly seq: number }, EngineError>
+  /**
+   * Queues a value on one engine (round-robin). `onRejected` is called if the engine refuses it (pending
+   * buffer full, engine stopped); otherwise the value shows up in a later `onApplied`. A callback, not an
+   * Effect: this is once per client write, and the caller already waits on its own Effect for the outcome.
+   */
+  readonly propose: (payload: Uint8Array, onRejected: (reason: string) => void) => void
   readonly proposeMembership: (members: ReadonlyArray<ProcessId>) => Effect.Effect<void, EngineError>
   readonly stats: Effect.Effect<ReadonlyArray<EngineStats>, EngineError>
   /** Starts the first instance with the group (Alg. 3 sync-start): a group's bootstrap. */
@@ -187,9 +189,10 @@ export const startEngine = (
     const statsWaiters = new Map<number, Array<(s: EngineStats | EngineError) => void>>()
     /** Engines whose thread has exited: what is asked of them fails at once instead of waiting forever. */
     const exited = new Set<number>()
+    const stoppedReason = (index: number) => `engine ${index} has stopped`
     const onExited = (index: number) => {
       exited.add(index)
-      const stopped = new EngineError({ reason: `engine ${index} has stopped` })
+      const stopped = new EngineError({ reason: stoppedReason(index) })
       for (const w of statsWaiters.get(index) ?? []) w(stopped)
       statsWaiters.delete(index)
       for (const [requestId, request] of pending) {
@@ -309,28 +312,32 @@ export const startEngine = (
       handlers
     )
 
+    /** Sends a command that the engine answers (Queued or Rejected) to `onReply`. */
+    const sendRequest = (
+      engine: number,
+      build: (requestId: number) => EngineCommand,
+      onReply: (event: EngineEvent) => void
+    ) => {
+      const requestId = nextRequest++
+      if (exited.has(engine)) return onReply({ _tag: "Rejected", requestId, reason: stoppedReason(engine) })
+      pending.set(requestId, { engine, resolve: onReply })
+      running[engine]!.send(build(requestId))
+    }
     const request = (engine: number, build: (requestId: number) => EngineCommand) =>
-      Effect.async<EngineEvent>((resume) => {
-        const requestId = nextRequest++
-        if (exited.has(engine)) {
-          return resume(Effect.succeed({ _tag: "Rejected", requestId, reason: `engine ${engine} has stopped` }))
-        }
-        pending.set(requestId, { engine, resolve: (event) => resume(Effect.succeed(event)) })
-        running[engine]!.send(build(requestId))
-      })
+      Effect.async<EngineEvent>((resume) => sendRequest(engine, build, (event) => resume(Effect.succeed(event))))
 
     return {
       roundTimer: running[0]!.roundTimer,
       engines: count,
-      broadcast: (payload) => {
+      propose: (payload, onRejected) => {
         const engine = nextEngine
         nextEngine = (nextEngine + 1) % count
-        return request(engine, (requestId) => ({ _tag: "Broadcast", requestId, payload })).pipe(
-          Effect.flatMap((event) =>
-            event._tag === "Queued"
-              ? Effect.succeed({ engine, seq: event.seq })
-              : Effect.fail(new EngineError({ reason: event._tag === "Rejected" ? event.reason : "unexpected reply" }))
-          )
+        sendRequest(
+          engine,
+          (requestId) => ({ _tag: "Broadcast", requestId, payload }),
+          (event) => {
+            if (event._tag !== "Queued") onRejected(event._tag === "Rejected" ? event.reason : "unexpected reply")
+          }
         )
       },
       proposeMembership: (members) =>
@@ -354,7 +361,7 @@ export const startEngine = (
             }),
       stats: Effect.forEach(running, (engine, index) =>
         Effect.async<EngineStats, EngineError>((resume) => {
-          if (exited.has(index)) return resume(Effect.fail(new EngineError({ reason: `engine ${index} has stopped` })))
+          if (exited.has(index)) return resume(Effect.fail(new EngineError({ reason: stoppedReason(index) })))
           const waiters = statsWaiters.get(index) ?? []
           waiters.push((s) => resume(s instanceof EngineError ? Effect.fail(s) : Effect.succeed(s)))
           statsWaiters.set(index, waiters)

@@ -216,36 +216,26 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
           waiting.set(request, (outcome) =>
             resume(outcome instanceof HandlerError ? Effect.fail(outcome) : Effect.succeed(outcome))
           )
-          runFork(
-            Effect.flatMap(engineOrFail, (e) => e.broadcast(payload)).pipe(
-              Effect.catchAll((error) =>
-                Effect.sync(() => {
-                  waiting.delete(request)
-                  resume(
-                    Effect.fail(new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: error.reason }))
-                  )
-                })
-              )
-            )
-          )
+          propose(payload, (reason) => {
+            waiting.delete(request)
+            resume(Effect.fail(new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: reason })))
+          })
           return Effect.sync(() => waiting.delete(request))
         })
       })
 
+    /** Hands a value to the engine; `onRejected` when it cannot take it (no fiber per write: a hot path). */
+    const propose = (payload: Uint8Array, onRejected: (reason: string) => void) =>
+      engine === undefined ? onRejected("engine not started yet") : engine.propose(payload, onRejected)
+
     const barrierPayload = KvCommand.encode({ request: 0, op: { $case: "readBarrier", value: {} } }).finish()
     function proposeBarrier() {
-      runFork(
-        Effect.flatMap(engineOrFail, (e) => e.broadcast(barrierPayload)).pipe(
-          Effect.catchAll((error) =>
-            Effect.sync(() => {
-              const failed = onBarrierFailed(barrier)
-              barrier = failed.state
-              log(`read barrier not proposed: ${error.reason}`)
-              for (const read of failed.fail) read(-1, undefined)
-            })
-          )
-        )
-      )
+      propose(barrierPayload, (reason) => {
+        const failed = onBarrierFailed(barrier)
+        barrier = failed.state
+        log(`read barrier not proposed: ${reason}`)
+        for (const read of failed.fail) read(-1, undefined)
+      })
     }
 
     /** Resolves once a barrier proposed after this call is applied: the state then reflects every earlier write. */
@@ -719,11 +709,9 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       const waited = Date.now() - startedAt
       return waited < 10_000 || (answered < Math.floor(peerCount / 2) && waited < 60_000)
     }
-    let asked = yield* catchUp
-    while (waitForPeers(asked)) {
-      yield* Effect.sleep("100 millis")
-      asked = yield* catchUp
-    }
+    const asked = yield* catchUp.pipe(
+      Effect.repeat(Schedule.spaced("100 millis").pipe(Schedule.whileInput(waitForPeers), Schedule.passthrough))
+    )
     rejoining = false
     const initial = asked.best
     if (initial === undefined && asked.answered < peerCount) {
