@@ -24,8 +24,8 @@ export const procMemoryMb = (pid: number, field: "VmHWM" | "VmRSS"): number | un
 
 export const peakRssMb = (pid: number): number | undefined => procMemoryMb(pid, "VmHWM")
 
-/** A POPUC group of `n` replica processes, in the current scope. */
-export const startGroup = (natsUrl: string, n: number, group: string) =>
+/** A POPUC group of `n` replica processes, in the current scope; `extraArgs` go to every `reef run replica`. */
+export const startGroup = (natsUrl: string, n: number, group: string, extraArgs: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {
     const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
     const ports = yield* Effect.forEach(ids, () => freePort)
@@ -48,7 +48,8 @@ export const startGroup = (natsUrl: string, n: number, group: string) =>
             "--members",
             ids.join(","),
             "--kv-port",
-            String(ports[i])
+            String(ports[i]),
+            ...extraArgs
           ],
           env: { OTEL_SDK_DISABLED: "true" },
           startTimeoutMs: 90_000,

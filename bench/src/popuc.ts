@@ -4,9 +4,10 @@
  *
  *   engine     instances/s, rounds and ms per instance, round-time p50/p99/max (no failures), per N
  *   kv         Set/Get throughput and p50/p99 for N = 3, 5, 7, 9 in each deployment mode (128 in flight)
- *   saturation N = 5 Set throughput with 1,024 writes in flight, next to etcd's PUT with as many: at 128 in
- *              flight both systems are latency-bound (a POPUC write takes two rounds of tens of ms here,
- *              an etcd write ~16 ms), so their peak rates are compared at a load both are CPU-bound at
+ *   saturation N = 5 Set throughput with 1,024 writes in flight, next to etcd's PUT with as many: their peak
+ *              rates, at a load both are CPU-bound at
+ *   timed      N = 5 with the paper's timed rounds (`--round-close timer`) next to the default, rounds closed
+ *              once every peer is heard from: Set throughput at 128 in flight, and one client's write latency
  *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
  *   failover   kill one replica of 5 under load: stall and throughput before/after; same with etcd's leader
  *
@@ -105,6 +106,7 @@ export const run = async (quick: boolean) => {
         yield* Effect.sleep("1 second")
         const idle1 = sumEngines(yield* engineStates(group))
         const before = idle1
+        const busySince = performance.now()
         for (const mode of plan.modesFor(n)) {
           const sets = yield* runKvLoad({
             addresses: group.addresses,
@@ -148,13 +150,15 @@ export const run = async (quick: boolean) => {
         }
         const after = sumEngines(yield* engineStates(group))
         const busyInstances = after.instances - before.instances
+        const busySeconds = (performance.now() - busySince) / 1000
         const rssMb = group.children
           .map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid)))
           .filter((x): x is number => x !== undefined)
         const engine = {
           idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
           roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
-          instanceMs: round(after.roundPeriodMs * (after.instances > 0 ? after.rounds / after.instances : 0), 2),
+          // Measured under load (gaps between instances included): rounds close when all peers are heard from.
+          instanceMs: round(busyInstances > 0 ? (busySeconds * 1000) / busyInstances : 0, 2),
           roundPeriodMs: round(after.roundPeriodMs, 2),
           roundTimeP50Ms: round(after.roundTimeP50Ms, 2),
           roundTimeP99Ms: round(after.roundTimeP99Ms, 2),
@@ -235,6 +239,41 @@ export const run = async (quick: boolean) => {
   })
   await Effect.runPromise(Effect.scoped(reef as Effect.Effect<void, unknown, Scope.Scope>))
 
+  // ---- baseline: the paper's timed rounds, N = 5, same machine, same run --------------------------------------
+  const timed: Record<string, Record<string, number>> = {}
+  const roundModes = Effect.gen(function* () {
+    const nats = yield* startNatsServer({ jetstream: false })
+    for (const roundClose of ["timer", "allHeard"] as const) {
+      yield* Effect.gen(function* () {
+        const group = yield* startGroup(nats.url, 5, `rc-${roundClose}`, ["--round-close", roundClose])
+        const sets = yield* runKvLoad({
+          addresses: group.addresses,
+          mode: "colocated",
+          op: "set",
+          concurrency: plan.concurrency,
+          durationMs: plan.loadMs
+        })
+        const lone = yield* runKvLoad({
+          addresses: group.addresses,
+          mode: "colocated",
+          op: "set",
+          concurrency: 1,
+          durationMs: Math.min(plan.loadMs, 3_000)
+        })
+        const engines = sumEngines(yield* engineStates(group))
+        timed[roundClose] = {
+          setPerSec: round(sets.throughputPerSec, 0),
+          setP50Ms: round(sets.p50Ms),
+          loneSetP50Ms: round(lone.p50Ms),
+          loneSetPerSec: round(lone.throughputPerSec, 0),
+          roundTimeP50Ms: round(engines.roundTimeP50Ms, 2),
+          selfQuits: engines.selfQuits
+        }
+      }).pipe(Effect.scoped)
+    }
+  })
+  await Effect.runPromise(Effect.scoped(roundModes as Effect.Effect<void, unknown, Scope.Scope>))
+
   // ---- peers ---------------------------------------------------------------------------------------------
   const etcd: Record<number, { put: number; get: number; putP50: number; putP99: number; clientCores: number }> = {}
   let etcdStallMs = Number.NaN
@@ -306,6 +345,14 @@ export const run = async (quick: boolean) => {
       (saturated.reefSetPerSec ?? Number.NaN) / (saturated.etcdPutPerSec ?? Number.NaN),
       3
     ),
+    setThroughputAllHeardOverTimedN5: round(
+      (timed.allHeard?.setPerSec ?? Number.NaN) / (timed.timer?.setPerSec ?? Number.NaN),
+      3
+    ),
+    loneWriteLatencyTimedOverAllHeardN5: round(
+      (timed.timer?.loneSetP50Ms ?? Number.NaN) / (timed.allHeard?.loneSetP50Ms ?? Number.NaN),
+      2
+    ),
     failoverStallRounds: failover.reefStallRounds ?? Number.NaN,
     // A stall shorter than the 10 ms timeline resolution counts as 10 ms.
     failoverStallEtcdOverReef: round(etcdStallMs / Math.max(failover.reefStallMs ?? Number.NaN, 10), 2)
@@ -327,6 +374,10 @@ export const run = async (quick: boolean) => {
     redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
     failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
     saturation: saturated,
+    roundClose: {
+      default: "allHeard: a round closes once every peer not suspected is heard from (timer: the paper's timed rounds)",
+      ...timed
+    },
     kvTransport: "session (reef.v1.KV/Session, one pipelined stream per client and replica)",
     concurrency: plan.concurrency,
     loadMs: plan.loadMs
@@ -403,6 +454,18 @@ export const run = async (quick: boolean) => {
       ],
       ["etcd: kill the leader", "", "", etcdStallMs, "", "", ""]
     ]
+  )
+  printTable(
+    `Round close (N = 5): the paper's timed rounds against rounds closed on all heard`,
+    ["rounds", "set/s (128)", "set p50", "1 client p50", "round p50", "self-quits"],
+    Object.entries(timed).map(([mode, t]) => [
+      mode,
+      t.setPerSec,
+      t.setP50Ms,
+      t.loneSetP50Ms,
+      t.roundTimeP50Ms,
+      t.selfQuits
+    ])
   )
   printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
 

@@ -12,7 +12,16 @@ interface Scheduled {
   readonly run: () => void
 }
 
-const cluster = (n: number, latencyMs = 1) => {
+interface ClusterOptions {
+  readonly latencyMs?: number
+  readonly closeOnAllHeard?: boolean
+  /** Give the engines `sendToAll` (one publish per message to every peer) and count its use. */
+  readonly groupSend?: boolean
+}
+
+const cluster = (n: number, options: ClusterOptions = {}) => {
+  const latencyMs = options.latencyMs ?? 1
+  const sends = { toOne: 0, toAll: 0 }
   const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
   let now = 0
   let seq = 0
@@ -31,11 +40,26 @@ const cluster = (n: number, latencyMs = 1) => {
           group: "g",
           self: id,
           members: ids,
-          roundTimer: makeRoundTimerConfig({ interactionMs: 2 * latencyMs, driftMs: 0.1 }),
+          roundTimer: makeRoundTimerConfig({
+            interactionMs: 2 * latencyMs,
+            driftMs: 0.1,
+            ...(options.closeOnAllHeard === true ? { closeOnAllHeard: true, instanceGapMs: 10 } : {})
+          }),
           maxBatchBytes: 64 * 1024
         },
         {
-          send: (to, bytes) => schedule(latencyMs, () => loops.get(to)!.onWire(bytes)),
+          send: (to, bytes) => {
+            sends.toOne++
+            schedule(latencyMs, () => loops.get(to)!.onWire(bytes))
+          },
+          ...(options.groupSend === true
+            ? {
+                sendToAll: (bytes: Uint8Array) => {
+                  sends.toAll++
+                  for (const to of ids) if (to !== id) schedule(latencyMs, () => loops.get(to)!.onWire(bytes))
+                }
+              }
+            : {}),
           setTimer: (afterMs, fire) => schedule(afterMs, fire),
           nowMs: () => now,
           wallUs: () => now * 1000,
@@ -55,7 +79,7 @@ const cluster = (n: number, latencyMs = 1) => {
     events
       .get(id)!
       .flatMap((e) => (e._tag === "Decided" ? e.values.map((v) => new TextDecoder().decode(v.payload)) : []))
-  return { ids, loops, events, runUntil, delivered, now: () => now }
+  return { ids, loops, events, runUntil, delivered, sends, now: () => now }
 }
 
 describe("engine loop", () => {
@@ -90,5 +114,22 @@ describe("engine loop", () => {
     const stats = c.events.get("r1")!.find((e) => e._tag === "Stats")
     expect(stats?._tag === "Stats" && stats.stats.dropped).toBe(1)
     expect(c.delivered("r3")).toEqual(["x"])
+  })
+
+  it("with rounds closed on all heard, an instance takes two message delays, and round messages go out as one group send", () => {
+    const c = cluster(3, { latencyMs: 1, closeOnAllHeard: true, groupSend: true })
+    const r1 = c.loops.get("r1")!
+    r1.onCommand({ _tag: "Broadcast", requestId: 1, payload: new TextEncoder().encode("a") })
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 1))
+    const bootstrapped = c.now()
+    r1.onCommand({ _tag: "Broadcast", requestId: 2, payload: new TextEncoder().encode("b") })
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 2))
+    // The broadcast ends the idle gap at r1, whose round-1 message opens the instance at its peers (1 ms);
+    // their round-1 messages, then everyone's round-2 messages, take 1 ms each. Timed rounds: 2 × 6.1 ms.
+    expect(c.now() - bootstrapped).toBeLessThanOrEqual(3)
+    for (const id of c.ids) expect(c.delivered(id)).toEqual(["a", "b"])
+    // Only sync-start's point-to-point messages went one by one; every round message was one group send.
+    expect(c.sends.toAll).toBeGreaterThan(0)
+    expect(c.sends.toOne).toBeLessThanOrEqual(c.ids.length)
   })
 })

@@ -8,6 +8,7 @@ import {
   createTob,
   isTakingPart,
   type MembershipSchedule,
+  membersAt,
   type ProcessId,
   type RoundMsg,
   type RoundTimerConfig,
@@ -16,7 +17,8 @@ import {
   type TobInput,
   type TobOutput,
   type TobState,
-  type Value
+  type Value,
+  type WireMsg
 } from "./core/index.js"
 import { LatencyHistogram } from "./latency-histogram.js"
 import { decodeWire, encodeWire } from "./wire.js"
@@ -102,6 +104,11 @@ export interface EngineStats {
 
 export interface EngineIo {
   readonly send: (to: ProcessId, bytes: Uint8Array) => void
+  /**
+   * To every engine of the group but this one, in one publish that the server fans out (`send` to each peer
+   * otherwise). Only used when a message goes to every other member: one this engine excludes must not get it.
+   */
+  readonly sendToAll?: (bytes: Uint8Array) => void
   readonly setTimer: (afterMs: number, fire: () => void) => void
   /** Milliseconds, monotonic within the process. */
   readonly nowMs: () => number
@@ -134,6 +141,13 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   /** Round start times of instances not decided yet (bounded: cleared on decision, crash and join). */
   const roundStarts = new Map<number, Array<number>>()
   let instanceStartMs = io.nowMs()
+  /** `to` is every member of the message's instance but this engine (sync-start messages: instance 1's). */
+  const toEveryPeer = (to: ReadonlyArray<ProcessId>, msg: WireMsg): boolean => {
+    const members = membersAt(scheduleOf(state), msg._tag === "Round" ? msg.instance : 1)
+    return to.length === members.length - 1 && members.every((m) => m === config.self || to.includes(m))
+  }
+  /** The last round timer armed: a chained one is measured from its deadline. */
+  let lastTimer: { readonly instance: number; readonly deadlineMs: number } | undefined
   /**
    * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
    * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
@@ -180,6 +194,10 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
       switch (o._tag) {
         case "Send": {
           const bytes = encodeWire(config.group, config.self, o.msg, io.wallUs())
+          if (io.sendToAll !== undefined && toEveryPeer(o.to, o.msg)) {
+            io.sendToAll(bytes)
+            break
+          }
           for (const to of o.to) {
             if (to === config.self) loopback.push({ _tag: "Receive", from: config.self, msg: o.msg })
             else io.send(to, bytes)
@@ -193,7 +211,12 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           lastRoundStartMs = o.round === 0 ? undefined : now
           const starts = roundStarts.get(o.instance) ?? []
           if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
-          io.setTimer(o.afterMs, () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined))
+          // A chained timer (round closed early on all heard) counts from the previous deadline, not from now.
+          const from = o.chained === true && lastTimer?.instance === o.instance ? lastTimer.deadlineMs : now
+          lastTimer = { instance: o.instance, deadlineMs: from + o.afterMs }
+          io.setTimer(Math.max(0, from + o.afterMs - now), () =>
+            apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
+          )
           break
         }
         case "Learned":

@@ -2,6 +2,9 @@
 export const engineSubject = (cluster: string, group: string, engine: string): string =>
   `reef.${cluster}.popuc.${group}.${engine}`
 
+/** Every engine of a group listens here too: a round message for all peers is one publish (no echo to self). */
+export const engineGroupSubject = (cluster: string, group: string): string => `reef.${cluster}.popuc-all.${group}`
+
 /** Answered by every engine from its start: round-trip probes for calibrating the round timer. */
 export const probeSubject = (cluster: string, group: string, engine: string): string =>
   `reef.${cluster}.popuc-probe.${group}.${engine}`

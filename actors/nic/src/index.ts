@@ -12,6 +12,8 @@ export {
   type EngineHandlers,
   type EngineOptions,
   type NicEngine,
+  ROUND_CLOSE_MODES,
+  type RoundClose,
   startEngine
 } from "./engine.js"
 export {
@@ -23,7 +25,7 @@ export {
   type EngineLoop,
   type EngineStats
 } from "./engine-loop.js"
-export { calibrationSubject, engineSubject, probeSubject } from "./engine-subjects.js"
+export { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
 export { LatencyHistogram } from "./latency-histogram.js"
 export { nicActor } from "./nic-actor.js"
 export { type DecodedWire, decodeWire, encodeWire, valueFromWire, valueToWire } from "./wire.js"

@@ -6,6 +6,7 @@ export * from "./history.js"
 export { type DeploymentMode, KvCallError, type KvClient, type KvClientOptions, makeKvClient } from "./kv-client.js"
 export {
   applyCommand,
+  chainValue,
   emptyKvState,
   GENESIS_HASH,
   type HashChain,

@@ -1,13 +1,16 @@
 import { createHash } from "node:crypto"
 import { KvCommand } from "@reef/proto"
 import { describe, expect, it } from "vitest"
-import { applyCommand, emptyKvState, GENESIS_HASH, type HashChain } from "./kv-state.js"
+import { applyCommand, chainValue, emptyKvState, GENESIS_HASH, type HashChain } from "./kv-state.js"
 
 const sha: HashChain = (previous, bytes) => createHash("sha256").update(previous).update(bytes).digest("hex")
 const bytes = (s: string) => Buffer.from(s)
 const run = (commands: ReadonlyArray<KvCommand>) => {
   const state = emptyKvState()
-  const results = commands.map((c) => applyCommand(state, c, KvCommand.encode(c).finish(), sha))
+  const results = commands.map((c) => {
+    chainValue(state, KvCommand.encode(c).finish(), sha)
+    return applyCommand(state, c)
+  })
   return { state, results }
 }
 const set = (key: string, value: string): KvCommand => ({

@@ -1,7 +1,8 @@
 /**
  * The replicated key-value state machine: a pure function of the ordered command log. Every replica applies
  * the same decided commands in the same order and so holds the same state; the state hash (a chain over
- * every applied command) makes that checkable. No I/O: the hash function is injected.
+ * every applied value, the encoded batch of commands a replica proposed) makes that checkable. No I/O: the
+ * hash function is injected.
  */
 import type { KvCommand } from "@reef/proto"
 
@@ -13,7 +14,7 @@ export interface KvRecord {
 
 export interface KvStateData {
   readonly records: Map<string, KvRecord>
-  /** Commands applied so far (including read barriers), and the hash chain over them. */
+  /** Commands applied so far (including read barriers), and the hash chain over the values that carried them. */
   appliedCommands: number
   stateHash: string
 }
@@ -29,7 +30,7 @@ export type KvResult =
   | { readonly _tag: "ReadBarrier" }
   | { readonly _tag: "Invalid"; readonly reason: string }
 
-/** (previous hash, encoded command) -> next hash; SHA-256 hex in the replica shell. */
+/** (previous hash, encoded value) -> next hash; SHA-256 hex in the replica shell. */
 export type HashChain = (previous: string, command: Uint8Array) => string
 
 export const GENESIS_HASH = "0".repeat(64)
@@ -38,18 +39,17 @@ export const emptyKvState = (): KvStateData => ({ records: new Map(), appliedCom
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i])
 
+/** Chains one decided value (a KvBatch, as decided) into the state hash, before its commands are applied. */
+export const chainValue = (state: KvStateData, encoded: Uint8Array, hash: HashChain): void => {
+  state.stateHash = hash(state.stateHash, encoded)
+}
+
 /**
  * Applies one decided command. Mutates `state` in place (it is owned by one replica's apply loop; the
  * history lives in the log, not in old states) and returns the client-visible result.
  */
-export const applyCommand = (
-  state: KvStateData,
-  command: KvCommand,
-  encoded: Uint8Array,
-  hash: HashChain
-): KvResult => {
+export const applyCommand = (state: KvStateData, command: KvCommand): KvResult => {
   state.appliedCommands++
-  state.stateHash = hash(state.stateHash, encoded)
   const op = command.op
   switch (op?.$case) {
     case "set": {

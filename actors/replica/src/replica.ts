@@ -20,6 +20,7 @@ import {
   type JoinSnapshot,
   markDelivered,
   type NicEngine,
+  type RoundClose,
   roundPeriodMs,
   startEngine,
   valueFromWire,
@@ -37,7 +38,8 @@ import {
   type GetRequest,
   GetResponse,
   KVService,
-  KvCommand,
+  KvBatch,
+  type KvCommand,
   ReconfigureResponse,
   type SetRequest,
   SetResponse,
@@ -54,7 +56,7 @@ import type * as Tracer from "effect/Tracer"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
 import { makeSessionAnswerer } from "./kv-session.js"
-import { applyCommand, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
+import { applyCommand, chainValue, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
 import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
 
@@ -71,6 +73,8 @@ export interface ReplicaOptions {
   readonly minInteractionMs?: number
   /** Host-turnaround gap between consensus instances (ms); ΔI/3 when absent (see engine-worker.ts). */
   readonly instanceGapMs?: number
+  /** When a consensus round closes (EngineOptions.roundClose). */
+  readonly roundClose?: RoundClose
   readonly maxKeyBytes?: number
   readonly maxValueBytes?: number
   /** Bounds of the decision log peers catch up from (beyond them, a peer gets a snapshot). */
@@ -79,6 +83,26 @@ export interface ReplicaOptions {
 
 export const DEFAULT_MAX_KEY_BYTES = 1024
 export const DEFAULT_MAX_VALUE_BYTES = 64 * 1024
+
+/**
+ * Bound on the commands proposed as one value (their keys and values): a round-2 message carries every
+ * replica's proposal and must stay well inside NATS's 1 MB payload limit at N = 9.
+ */
+export const MAX_PROPOSAL_BYTES = 64 * 1024
+
+/** A command's key and value bytes (what MAX_PROPOSAL_BYTES counts), plus a little for its framing. */
+const commandBytes = (op: KvCommand["op"]): number => {
+  switch (op?.$case) {
+    case "set":
+      return 16 + op.value.key.length + op.value.value.byteLength
+    case "compareAndSet":
+      return 16 + op.value.key.length + op.value.value.byteLength + op.value.expected.byteLength
+    case "delete":
+      return 16 + op.value.key.length
+    default:
+      return 16
+  }
+}
 
 /** Replica-to-replica: what a (re)joining replica asks a peer for. */
 export const CatchUpRpc = rpc(CatchUpRequest, CatchUpReply)
@@ -174,26 +198,30 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
           continue
         }
         if (value.kind !== "client") continue
-        let command: KvCommand
+        let commands: ReadonlyArray<KvCommand>
         try {
-          command = KvCommand.decode(value.payload)
+          commands = KvBatch.decode(value.payload).commands
         } catch {
           // Every replica sees the same bytes and skips them the same way; the log stays identical.
-          log(`skipping a decided value from ${value.proposer} that is not a KvCommand`)
+          log(`skipping a decided value from ${value.proposer} that is not a KvBatch`)
           continue
         }
-        const result = applyCommand(kv, command, value.payload, sha256Chain)
-        if (value.proposer !== options.id) continue
-        if (result._tag === "ReadBarrier") {
-          const step = onBarrierApplied(barrier)
-          barrier = step.state
-          for (const answer of step.answer) answer(batch.instance, span)
-          if (step.propose) proposeBarrier()
-          continue
+        chainValue(kv, value.payload, sha256Chain)
+        const own = value.proposer === options.id
+        for (const command of commands) {
+          const result = applyCommand(kv, command)
+          if (!own) continue
+          if (result._tag === "ReadBarrier") {
+            const step = onBarrierApplied(barrier)
+            barrier = step.state
+            for (const answer of step.answer) answer(batch.instance, span)
+            if (step.propose) proposeBarrier()
+            continue
+          }
+          const waiter = waiting.get(command.request)
+          waiting.delete(command.request)
+          waiter?.({ result, instance: batch.instance, span })
         }
-        const waiter = waiting.get(command.request)
-        waiting.delete(command.request)
-        waiter?.({ result, instance: batch.instance, span })
       }
     }
 
@@ -207,28 +235,48 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const unavailable = (reason: string) =>
       new HandlerError({ code: ErrorCode.ERROR_CODE_UNAVAILABLE, message: reason })
 
+    /**
+     * Commands submitted in this turn of the event loop: proposed together, as one value (a KvBatch), when the
+     * turn ends or once they reach MAX_PROPOSAL_BYTES. Consensus costs per value (every engine decodes each
+     * one 2(N-1) times an instance), so a burst of requests from a gRPC session costs one value, not one each.
+     */
+    let outgoing: Array<KvCommand> = []
+    let outgoingBytes = 0
+    const proposeOutgoing = () => {
+      const commands = outgoing
+      outgoing = []
+      outgoingBytes = 0
+      if (commands.length === 0) return
+      propose(KvBatch.encode({ commands }).finish(), (reason) => {
+        for (const command of commands) {
+          const waiter = waiting.get(command.request)
+          waiting.delete(command.request)
+          waiter?.(new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: reason }))
+        }
+      })
+    }
+
     /** Proposes a command and waits until it is applied here (its result is this replica's answer). */
     const submit = (op: KvCommand["op"]): Effect.Effect<Applied, HandlerError> =>
-      Effect.suspend(() => {
+      Effect.async<Applied, HandlerError>((resume) => {
         const request = nextRequest++
-        const payload = KvCommand.encode({ request, op }).finish()
-        return Effect.async<Applied, HandlerError>((resume) => {
-          waiting.set(request, (outcome) =>
-            resume(outcome instanceof HandlerError ? Effect.fail(outcome) : Effect.succeed(outcome))
-          )
-          propose(payload, (reason) => {
-            waiting.delete(request)
-            resume(Effect.fail(new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: reason })))
-          })
-          return Effect.sync(() => waiting.delete(request))
-        })
+        waiting.set(request, (outcome) =>
+          resume(outcome instanceof HandlerError ? Effect.fail(outcome) : Effect.succeed(outcome))
+        )
+        if (outgoing.length === 0) setImmediate(proposeOutgoing)
+        outgoing.push({ request, op })
+        outgoingBytes += commandBytes(op)
+        if (outgoingBytes >= MAX_PROPOSAL_BYTES) proposeOutgoing()
+        return Effect.sync(() => waiting.delete(request))
       })
 
     /** Hands a value to the engine; `onRejected` when it cannot take it (no fiber per write: a hot path). */
     const propose = (payload: Uint8Array, onRejected: (reason: string) => void) =>
       engine === undefined ? onRejected("engine not started yet") : engine.propose(payload, onRejected)
 
-    const barrierPayload = KvCommand.encode({ request: 0, op: { $case: "readBarrier", value: {} } }).finish()
+    const barrierPayload = KvBatch.encode({
+      commands: [{ request: 0, op: { $case: "readBarrier", value: {} } }]
+    }).finish()
     function proposeBarrier() {
       propose(barrierPayload, (reason) => {
         const failed = onBarrierFailed(barrier)
@@ -409,7 +457,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         ...(options.engines === undefined ? {} : { engines: options.engines }),
         ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
         ...(options.minInteractionMs === undefined ? {} : { minInteractionMs: options.minInteractionMs }),
-        ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs })
+        ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
+        ...(options.roundClose === undefined ? {} : { roundClose: options.roundClose })
       } satisfies EngineOptions,
       {
         onApplied,

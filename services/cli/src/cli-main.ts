@@ -51,12 +51,30 @@ const run = Command.make(
       Options.withDescription("replica: host-turnaround gap between consensus instances in ms (default ΔI/3)"),
       Options.optional
     ),
+    roundClose: Options.choice("round-close", ["allHeard", "timer"]).pipe(
+      Options.withDescription("replica: close a consensus round once all peers are heard (default) or at its timer"),
+      Options.optional
+    ),
     logBytes: Options.integer("log-bytes").pipe(
       Options.withDescription("replica: payload bytes of decisions kept for peers' catch-up (older: snapshot)"),
       Options.optional
     )
   },
-  ({ role, id, nats, cluster, grpcPort, group, members, kvPort, engines, interactionMs, instanceGapMs, logBytes }) =>
+  ({
+    role,
+    id,
+    nats,
+    cluster,
+    grpcPort,
+    group,
+    members,
+    kvPort,
+    engines,
+    interactionMs,
+    instanceGapMs,
+    roundClose,
+    logBytes
+  }) =>
     Effect.flatMap(
       load(() => import("./run-role.js")),
       ({ runRole }) =>
@@ -72,7 +90,8 @@ const run = Command.make(
             engines: Option.getOrUndefined(Option.map(engines, String)),
             "interaction-ms": Option.getOrUndefined(interactionMs),
             "instance-gap-ms": Option.getOrUndefined(instanceGapMs),
-            "log-bytes": Option.getOrUndefined(Option.map(logBytes, String))
+            "log-bytes": Option.getOrUndefined(Option.map(logBytes, String)),
+            "round-close": Option.getOrUndefined(roundClose)
           }
         })
     )

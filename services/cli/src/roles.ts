@@ -40,14 +40,14 @@ const gateway: RoleLauncher = {
 
 /**
  * `reef run replica --id r1 --group kv --members r1,r2,r3 [--kv-port N] [--engines K] [--interaction-ms X]
- * [--instance-gap-ms G] [--log-bytes B]`
+ * [--instance-gap-ms G] [--log-bytes B] [--round-close allHeard|timer]`
  */
 const replica: RoleLauncher = {
   role: "replica",
   description: "POPUC replica (host server + NIC engine thread) serving reef.v1.KV",
   start: (options) =>
     E.gen(function* () {
-      const [{ runReplica }, { nicActor, roundPeriodMs }] = yield* E.promise(() =>
+      const [{ runReplica }, { nicActor, roundPeriodMs, ROUND_CLOSE_MODES }] = yield* E.promise(() =>
         Promise.all([import("@reef/replica"), import("@reef/nic")])
       )
       const members = (options.flags.members ?? options.id).split(",").filter((m) => m !== "")
@@ -58,6 +58,12 @@ const replica: RoleLauncher = {
         if (!Number.isFinite(n) || n < 0) throw new Error(`--${flag} must be a number >= 0, got "${raw}"`)
         return n
       }
+      const roundClose = ROUND_CLOSE_MODES.find((m) => m === options.flags["round-close"])
+      if (options.flags["round-close"] !== undefined && roundClose === undefined) {
+        throw new Error(
+          `--round-close must be one of ${ROUND_CLOSE_MODES.join(", ")}, got "${options.flags["round-close"]}"`
+        )
+      }
       const handle = yield* runReplica({
         id: options.id,
         group: options.flags.group ?? "kv",
@@ -67,7 +73,8 @@ const replica: RoleLauncher = {
         ...(number("engines") === undefined ? {} : { engines: number("engines")! }),
         ...(number("interaction-ms") === undefined ? {} : { interactionMs: number("interaction-ms")! }),
         ...(number("instance-gap-ms") === undefined ? {} : { instanceGapMs: number("instance-gap-ms")! }),
-        ...(number("log-bytes") === undefined ? {} : { log: { maxBytes: number("log-bytes")! } })
+        ...(number("log-bytes") === undefined ? {} : { log: { maxBytes: number("log-bytes")! } }),
+        ...(roundClose === undefined ? {} : { roundClose })
       })
       yield* spawn(nicActor, options.id)
       const timer = handle.engine.roundTimer

@@ -25,7 +25,8 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
       engines: { type: "string" },
       "interaction-ms": { type: "string" },
       "instance-gap-ms": { type: "string" },
-      "log-bytes": { type: "string" }
+      "log-bytes": { type: "string" },
+      "round-close": { type: "string" }
     }
   })
   const role = positionals[0]
@@ -48,7 +49,8 @@ export const parseRunArgs = (argv: ReadonlyArray<string>) => {
         engines: values.engines,
         "interaction-ms": values["interaction-ms"],
         "instance-gap-ms": values["instance-gap-ms"],
-        "log-bytes": values["log-bytes"]
+        "log-bytes": values["log-bytes"],
+        "round-close": values["round-close"]
       }
     }
   }

@@ -44,6 +44,7 @@ export {
 export {
   type CalibrationOptions,
   calibrateRoundTimer,
+  closesOnAllHeard,
   instanceGapMs,
   makeRoundTimerConfig,
   nextRoundDurationMs,

@@ -277,3 +277,78 @@ describe("POPUC instance (Alg. 2)", () => {
     expect(() => create("p0", ["p0", "p1", "p1"])).toThrow(/duplicate/)
   })
 })
+
+describe("rounds closed on all heard (RoundTimerConfig.closeOnAllHeard)", () => {
+  const early = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, closeOnAllHeard: true })
+  const members = ids(3)
+  const start = (self: ProcessId): InstanceState => {
+    const s = createInstance({ instance: 1, self, members, proposal: [proposalOf(self)], roundTimer: early })
+    return stepInstance(s, { _tag: "Start" }).state
+  }
+  const receive = (s: InstanceState, from: ProcessId, m: RoundMsg) => stepInstance(s, { _tag: "Receive", from, msg: m })
+
+  it("closes a round as soon as every member not suspected was heard from, without its timer", () => {
+    let p0 = start("p0")
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    expect(p0.round).toBe(1)
+    const closed = receive(p0, "p2", msg(1, [proposalOf("p2")]))
+    expect(closed.state.round).toBe(2)
+    expect(closed.state.suspect.size).toBe(0)
+    expect(closed.state.locked.has("p0")).toBe(true)
+    // The next round times out where a timed round would have: chained to the previous deadline.
+    expect(closed.out).toContainEqual({
+      _tag: "SetTimer",
+      instance: 1,
+      round: 2,
+      afterMs: roundPeriodMs(early),
+      chained: true
+    })
+  })
+
+  it("decides in round 2 of a failure-free run once every round-2 message is in", () => {
+    let p0 = start("p0")
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    p0 = receive(p0, "p2", msg(1, [proposalOf("p2")])).state
+    const all = [proposalOf("p0"), proposalOf("p1"), proposalOf("p2")]
+    p0 = receive(p0, "p1", msg(2, all, ["p1"])).state
+    const decided = receive(p0, "p2", msg(2, all, ["p2"]))
+    const decide = decided.out.find((o) => o._tag === "Decide")
+    expect(decide).toMatchObject({ _tag: "Decide", round: 2, suspects: [] })
+    expect(decided.state.status).toBe("decided")
+  })
+
+  it("holds a message of the next round instead of closing early on it, so a peer still in flight is not suspected", () => {
+    let p0 = start("p0")
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    // p1 heard everyone already and moved on; p2's round-1 message to p0 is still in flight.
+    const held = receive(p0, "p1", msg(2, [proposalOf("p1"), proposalOf("p2")], ["p1"]))
+    expect(held.state.round).toBe(1)
+    expect(held.out).toEqual([])
+    expect(held.state.held).toHaveLength(1)
+    // p2's message arrives: the round closes with no suspect, and the held message is merged in round 2.
+    const closed = receive(held.state, "p2", msg(1, [proposalOf("p2")]))
+    expect(closed.state.round).toBe(2)
+    expect(closed.state.suspect.size).toBe(0)
+    expect(closed.state.heard.has("p1")).toBe(true)
+    expect(closed.state.locked.has("p1")).toBe(true)
+  })
+
+  it("still suspects a silent peer at the timer, and replays what it held", () => {
+    let p0 = start("p0")
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    p0 = receive(p0, "p1", msg(2, [proposalOf("p1")], ["p1"])).state
+    const timedOut = stepInstance(p0, { _tag: "RoundTimeout", round: 1 })
+    expect([...timedOut.state.suspect]).toEqual(["p2"])
+    // Round 2: p2 is suspected, p1's held message is in, so nothing is awaited and round 2 closes at once.
+    expect(timedOut.state.round).toBeGreaterThanOrEqual(2)
+    expect(timedOut.out.some((o) => o._tag === "SetTimer" && o.round === 2 && o.chained === undefined)).toBe(true)
+  })
+
+  it("keeps only one held message per sender", () => {
+    let p0 = start("p0")
+    p0 = receive(p0, "p1", msg(2, [proposalOf("p1")], ["p1"])).state
+    const again = receive(p0, "p1", msg(2, [proposalOf("p1")], ["p1"]))
+    expect(again.state.held).toHaveLength(1)
+    expect(again.state.dropped).toBe(p0.dropped + 1)
+  })
+})

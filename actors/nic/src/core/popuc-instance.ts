@@ -18,11 +18,20 @@
  * the round a process first locks lets it decide and go silent while its peers do not yet list it as locked;
  * they then suspect it and a correct peer can exceed t suspicions (see popuc-instance.test.ts).
  *
+ * With `RoundTimerConfig.closeOnAllHeard` a round also closes as soon as every member not suspected has been
+ * heard from in it ("allHeard"), and a message of the next round is held until then instead of closing the
+ * round at once (see round-timer.ts for why both, and why safety is unchanged). Such a round's successor times
+ * out where it would have in timed rounds (`SetTimer.chained`): round k of an instance still ends at the
+ * latest k round periods after this process opened it. A timer measured from the early close instead would
+ * expire up to a round before a correct peer's message is due: the peer may have had to wait out its own
+ * round for a message this process got at once (a sender that crashed halfway through its multi-send), and
+ * the simulator showed that pushing correct processes past t suspicions.
+ *
  * Round 0 is the wait between `propose` and the first timeout (Alg. 2 line 6, "start-timer"): closing it
  * changes nothing but opens round 1. `Start` closes it at once; a round-1 message from a peer closes it too,
  * which is the paper's "a process may lag behind, e.g., receive a message before even starting".
  */
-import { nextRoundDurationMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
+import { closesOnAllHeard, nextRoundDurationMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Step, Value, ValueRef } from "./types.js"
 import { sortIds, sortValues, valueKey } from "./value.js"
 
@@ -51,8 +60,17 @@ export interface InstanceState {
   readonly suspect: ReadonlySet<ProcessId>
   readonly locked: ReadonlySet<ProcessId>
   readonly roundLiveset: ReadonlySet<ProcessId>
+  /** Senders of this round's messages merged so far (what `closeOnAllHeard` waits on). */
+  readonly heard: ReadonlySet<ProcessId>
+  /** `closeOnAllHeard`: messages of the next round, at most one per sender, replayed when this round closes. */
+  readonly held: ReadonlyArray<HeldMsg>
   /** Messages discarded as late, early or from an excluded sender: omissions this process observed. */
   readonly dropped: number
+}
+
+export interface HeldMsg {
+  readonly from: ProcessId
+  readonly msg: RoundMsg
 }
 
 export type InstanceInput =
@@ -62,7 +80,18 @@ export type InstanceInput =
 
 export type InstanceOutput =
   | { readonly _tag: "Send"; readonly to: ReadonlyArray<ProcessId>; readonly msg: RoundMsg }
-  | { readonly _tag: "SetTimer"; readonly instance: number; readonly round: number; readonly afterMs: number }
+  | {
+      readonly _tag: "SetTimer"
+      readonly instance: number
+      readonly round: number
+      readonly afterMs: number
+      /**
+       * Measured from the deadline of this instance's previous timer, not from now (a round closed early on
+       * all heard): the round still times out where a timed round would have, so a peer that had to wait out
+       * its own timer for a message this process got is never suspected for being slower (popuc-instance.ts).
+       */
+      readonly chained?: boolean
+    }
   | {
       readonly _tag: "Decide"
       readonly instance: number
@@ -100,6 +129,8 @@ export const createInstance = (p: InstanceParams): InstanceState => {
     suspect: new Set(),
     locked: new Set(),
     roundLiveset: new Set(members),
+    heard: new Set(),
+    held: [],
     dropped: 0
   }
 }
@@ -152,11 +183,17 @@ export const closeRound = (s: InstanceState, cause: RoundCloseCause): InstanceSt
     locked: sortIds(locked),
     decided: []
   }
+  const afterMs = nextRoundDurationMs(s.roundTimer, cause)
   const out: Array<InstanceOutput> = [
-    { _tag: "SetTimer", instance: s.instance, round: next, afterMs: nextRoundDurationMs(s.roundTimer, cause) }
+    cause === "allHeard"
+      ? { _tag: "SetTimer", instance: s.instance, round: next, afterMs, chained: true }
+      : { _tag: "SetTimer", instance: s.instance, round: next, afterMs }
   ]
   if (to.length > 0) out.push({ _tag: "Send", to, msg })
-  return { state: { ...s, suspect, locked, round: next, roundLiveset: new Set([self, ...locked]) }, out }
+  return {
+    state: { ...s, suspect, locked, round: next, roundLiveset: new Set([self, ...locked]), heard: new Set(), held: [] },
+    out
+  }
 }
 
 /**
@@ -213,8 +250,9 @@ const merge = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceState 
   const locked = msg.locked.length === 0 ? s.locked : unionMembers(s.locked, msg.locked, s.members)
   const heard = s.roundLiveset.has(from) ? s.roundLiveset : unionMembers(s.roundLiveset, [from], s.members)
   const live = msg.locked.length === 0 ? heard : unionMembers(heard, msg.locked, s.members)
-  if (values === undefined && locked === s.locked && live === s.roundLiveset) return s
-  return withMerge(s, values ?? s.values, locked, live)
+  const senders = s.heard.has(from) ? s.heard : unionMembers(s.heard, [from], s.members)
+  if (values === undefined && locked === s.locked && live === s.roundLiveset && senders === s.heard) return s
+  return withMerge(s, values ?? s.values, locked, live, senders)
 }
 
 /**
@@ -226,7 +264,8 @@ const withMerge = (
   s: InstanceState,
   values: ReadonlyMap<string, Value>,
   locked: ReadonlySet<ProcessId>,
-  roundLiveset: ReadonlySet<ProcessId>
+  roundLiveset: ReadonlySet<ProcessId>,
+  heard: ReadonlySet<ProcessId>
 ): InstanceState => ({
   instance: s.instance,
   self: s.self,
@@ -239,6 +278,8 @@ const withMerge = (
   suspect: s.suspect,
   locked,
   roundLiveset,
+  heard,
+  held: s.held,
   dropped: s.dropped
 })
 
@@ -246,6 +287,11 @@ const onReceive = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceSt
   if (msg.instance !== s.instance || from === s.self || !s.members.includes(from)) return none(countDrop(s))
   let state = s
   let out: ReadonlyArray<InstanceOutput> = []
+  if (msg.round === s.round + 1 && s.round >= 1 && closesOnAllHeard(s.roundTimer)) {
+    // Held, not a catch-up: the round closes once everyone awaited is heard from, or at its timer.
+    if (s.held.some((m) => m.from === from)) return none(countDrop(s))
+    return none({ ...s, held: [...s.held, { from, msg }] })
+  }
   if (msg.round === s.round + 1) {
     // Catch-up: "if r_j = r_i + 1 then end r_i, start r_j, continue below". Never more than one round.
     const closed = closeRound(s, "catchUp")
@@ -259,15 +305,43 @@ const onReceive = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceSt
   return { state: merge(state, from, msg), out }
 }
 
+/** Every member not suspected has been heard from this round: nothing the timer could still add. */
+export const allHeard = (s: InstanceState): boolean =>
+  s.round >= 1 && s.members.every((p) => p === s.self || s.suspect.has(p) || s.heard.has(p))
+
+const andThen = (first: InstanceStep, second: InstanceStep): InstanceStep => ({
+  state: second.state,
+  out: first.out.length === 0 ? second.out : [...first.out, ...second.out]
+})
+
+/** Closes the round, then replays the messages held for the round it opens. */
+const closeAndReplay = (s: InstanceState, cause: RoundCloseCause): InstanceStep => {
+  let step = closeRound(s, cause)
+  for (const m of s.held) {
+    if (step.state.status !== "running") break
+    step = andThen(step, onReceive(step.state, m.from, m.msg))
+  }
+  return step
+}
+
+/** `closeOnAllHeard`: keeps closing rounds while nothing is awaited (held messages can complete the next one). */
+const settle = (step: InstanceStep): InstanceStep => {
+  let result = step
+  while (result.state.status === "running" && closesOnAllHeard(result.state.roundTimer) && allHeard(result.state)) {
+    result = andThen(result, closeAndReplay(result.state, "allHeard"))
+  }
+  return result
+}
+
 export const stepInstance: StepInstance = (s, input) => {
   if (s.status !== "running") return none(s)
   switch (input._tag) {
     case "Start":
-      return s.round === 0 ? closeRound(s, input.cause ?? "timeout") : none(s)
+      return s.round === 0 ? settle(closeRound(s, input.cause ?? "timeout")) : none(s)
     case "RoundTimeout":
       // A timer armed for an earlier round may still fire after a catch-up: ignore it.
-      return input.round === s.round ? closeRound(s, "timeout") : none(s)
+      return input.round === s.round ? settle(closeAndReplay(s, "timeout")) : none(s)
     case "Receive":
-      return onReceive(s, input.from, input.msg)
+      return settle(onReceive(s, input.from, input.msg))
   }
 }

@@ -11,7 +11,7 @@ import {
 } from "./popuc-multi.js"
 import { makeRoundTimerConfig } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Value } from "./types.js"
-import { heartbeatValue, membershipValue, valueKey } from "./value.js"
+import { clientValue, heartbeatValue, membershipValue, valueKey } from "./value.js"
 
 const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
 const ids = (n: number): ReadonlyArray<ProcessId> => [...Array(n).keys()].map((i) => `p${i}`)
@@ -311,5 +311,64 @@ describe("host-turnaround gap between instances", () => {
     const r = stepMulti(decided.state, { _tag: "Receive", from: "p1", msg: msg(3, 1, []) }, beat("p0"))
     expect(r.state.status).toBe("crashed")
     expect(tagged(r.out, "Crash")[0]?.reason).toMatch(/behind/)
+  })
+})
+
+describe("idle gap with rounds closed on all heard", () => {
+  const earlyTimer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, instanceGapMs: 3, closeOnAllHeard: true })
+  const client = clientValue("p0", 7, new Uint8Array([1]))
+  /** p0 of a group of 3, after every message of instance 1 arrived (its rounds close on all heard). */
+  const decideFirst = (propose: ProposalSource) => {
+    let s = createMulti({
+      self: "p0",
+      roundTimer: earlyTimer,
+      startInstance: 1,
+      schedule: initialSchedule(ids(3)),
+      proposal: [heartbeatValue("p0", 1)]
+    })
+    const started = stepMulti(s, { _tag: "Start" }, propose)
+    const out: Array<MultiOutput> = [...started.out]
+    s = started.state
+    const values = [heartbeatValue("p0", 1), heartbeatValue("p1", 1), heartbeatValue("p2", 1)]
+    for (const round of [1, 2]) {
+      for (const q of ["p1", "p2"]) {
+        const r = stepMulti(
+          s,
+          { _tag: "Receive", from: q, msg: msg(1, round, values, round === 2 ? [q] : []) },
+          propose
+        )
+        s = r.state
+        out.push(...r.out)
+      }
+    }
+    return { state: s, out }
+  }
+
+  it("an idle process waits out the gap; its host's broadcast (Open) ends the wait", () => {
+    let pending: ReadonlyArray<Value> = []
+    const propose: ProposalSource = (instance) => (pending.length > 0 ? pending : [heartbeatValue("p0", instance)])
+    const decided = decideFirst(propose)
+    expect(tagged(decided.out, "Decide")).toHaveLength(1)
+    expect(decided.state.opening?.instance).toBe(2)
+    expect(tagged(decided.out, "SetTimer").at(-1)).toEqual({ _tag: "SetTimer", instance: 2, round: 0, afterMs: 3 })
+    pending = [client]
+    const opened = stepMulti(decided.state, { _tag: "Open" }, propose)
+    expect(tagged(opened.out, "Started").map((s) => s.instance)).toEqual([2])
+    expect(tagged(opened.out, "Send")[0]?.msg.values).toEqual([client])
+  })
+
+  it("a process with something to propose opens the next instance at once", () => {
+    const propose: ProposalSource = () => [client]
+    const decided = decideFirst(propose)
+    expect(decided.state.opening).toBeUndefined()
+    expect(decided.state.current.instance).toBe(2)
+    expect(tagged(decided.out, "Started").map((s) => s.instance)).toEqual([1, 2])
+  })
+
+  it("Open outside a gap, or with timed rounds, changes nothing", () => {
+    const decided = decideFirst(() => [client])
+    expect(stepMulti(decided.state, { _tag: "Open" }, () => [client]).out).toEqual([])
+    const timed = multi("p0", initialSchedule(ids(3)))
+    expect(stepMulti(timed, { _tag: "Open" }, beat("p0")).out).toEqual([])
   })
 })

@@ -32,6 +32,12 @@
  * Every process waits the same gap after a decision reached within the same round, so the instances stay
  * aligned; safety never depends on any of this.
  *
+ * With `closeOnAllHeard` (round-timer.ts) rounds last only as long as messages take, and the gap becomes an
+ * idle gap: a process with something to propose opens the next instance at once, one with only a heartbeat
+ * waits the gap, and `Open` (its host broadcast something) ends the wait early. Busy replicas then pull idle
+ * ones along by catch-up, so a value waits for at most the instance already running, and an idle group does
+ * not spin heartbeat instances as fast as messages allow.
+ *
  * Membership: the members of every instance come from a `MembershipSchedule` updated by decided membership
  * commands (membership.ts). A process that is not a member of the next instance leaves (`Left`).
  */
@@ -46,7 +52,7 @@ import {
   type StepInstance,
   stepInstance
 } from "./popuc-instance.js"
-import { instanceGapMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
+import { closesOnAllHeard, instanceGapMs, type RoundCloseCause, type RoundTimerConfig } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Step, Value } from "./types.js"
 import { valueRef } from "./value.js"
 
@@ -98,6 +104,8 @@ export type MultiInput =
   | { readonly _tag: "Start" }
   | { readonly _tag: "RoundTimeout"; readonly instance: number; readonly round: number }
   | { readonly _tag: "Receive"; readonly from: ProcessId; readonly msg: RoundMsg }
+  /** `closeOnAllHeard`: this process has something to propose now, so an idle gap ends. */
+  | { readonly _tag: "Open" }
 
 export type MultiOutput =
   | Exclude<InstanceOutput, { readonly _tag: "Crash" }>
@@ -192,16 +200,24 @@ const openNext = (
     return { state: { ...s, schedule, status: "left", stash: [] }, out: [{ _tag: "Left", instance }] }
   }
   const gap = instanceGapMs(s.roundTimer)
-  // No gap when a peer opened the next instance already (a stashed round-1 message of it). The gap is taken
-  // even with a backlog: opening at once whenever one of N replicas has anything pending (nearly always under
-  // load) would pull every peer along by catch-up and bring back the every-other-instance pattern.
-  if (gap > 0 && !s.stash.some((m) => m.msg.instance === instance)) {
+  // No gap when a peer opened the next instance already (a stashed round-1 message of it). With timed rounds
+  // the gap is taken even with a backlog: opening at once whenever one of N replicas has anything pending
+  // (nearly always under load) would pull every peer along by catch-up and bring back the every-other-instance
+  // pattern. With rounds closed on all heard an instance is short, so only an idle process waits.
+  const proposal = closesOnAllHeard(s.roundTimer) ? propose(instance, decided) : undefined
+  const idle = proposal === undefined || proposal.every((v) => v.kind === "heartbeat")
+  if (gap > 0 && idle && !s.stash.some((m) => m.msg.instance === instance)) {
     return {
       state: { ...s, schedule, opening: { instance, decided } },
       out: [{ _tag: "SetTimer", instance, round: 0, afterMs: gap }]
     }
   }
-  return openInstance({ ...s, schedule }, { instance, decided }, cause, propose)
+  return openInstance(
+    { ...s, schedule },
+    { instance, decided },
+    cause,
+    proposal === undefined ? propose : () => proposal
+  )
 }
 
 /** Opens round 1 of `opening.instance` (members from `s.schedule`), then replays its stashed messages. */
@@ -301,5 +317,9 @@ export const stepMulti = (s: MultiState, input: MultiInput, propose: ProposalSou
       return absorb(s, s.stepInstance(s.current, { _tag: "RoundTimeout", round: input.round }), "timeout", propose)
     case "Receive":
       return onReceive(s, input.from, input.msg, propose)
+    case "Open":
+      return s.opening !== undefined && closesOnAllHeard(s.roundTimer)
+        ? openInstance(s, s.opening, "timeout", propose)
+        : none(s)
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import {
   calibrateRoundTimer,
+  closesOnAllHeard,
   makeRoundTimerConfig,
   nextRoundDurationMs,
   percentile,
@@ -52,5 +53,12 @@ describe("round timer (§6.2, App. A)", () => {
     expect(strict.interactionMs).toBeCloseTo(0.0625)
     expect(() => calibrateRoundTimer([1, Number.NaN])).toThrow()
     expect(() => calibrateRoundTimer([1], { safetyFactor: 0.5 })).toThrow()
+  })
+
+  it("a round closed on all heard lasts a full period from the previous deadline; the flag survives validation", () => {
+    const c = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, closeOnAllHeard: true })
+    expect(closesOnAllHeard(c)).toBe(true)
+    expect(nextRoundDurationMs(c, "allHeard")).toBe(roundPeriodMs(c))
+    expect(closesOnAllHeard(makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 }))).toBe(false)
   })
 })

@@ -26,12 +26,27 @@ export interface RoundTimerConfig {
    * closed-loop client would only ever use every other instance. Not a round: no message is due in it.
    */
   readonly instanceGapMs?: number
+  /**
+   * Close a round as soon as every member this process still waits for has been heard from, instead of at
+   * its timer (default false, the paper's timed rounds). The timer then only bounds the wait for a silent
+   * peer. Messages of the next round are held until the round closes rather than closing it at once, so a
+   * peer that advanced early never makes this one suspect a third whose message is still in flight. The
+   * instance gap becomes an idle gap: taken only when this process has nothing to propose, and cut short by
+   * a local broadcast. Closing a round earlier is indistinguishable from a timer that fired earlier, and
+   * safety never depends on timing (App. A), so only the pace changes.
+   */
+  readonly closeOnAllHeard?: boolean
 }
 
 export const instanceGapMs = (c: RoundTimerConfig): number => c.instanceGapMs ?? 0
 
-/** Why a round was closed: its own timer fired, or a message of the next round arrived first. */
-export type RoundCloseCause = "timeout" | "catchUp"
+export const closesOnAllHeard = (c: RoundTimerConfig): boolean => c.closeOnAllHeard === true
+
+/**
+ * Why a round was closed: its own timer fired, a message of the next round arrived first, or (with
+ * `closeOnAllHeard`) every awaited member was heard from.
+ */
+export type RoundCloseCause = "timeout" | "catchUp" | "allHeard"
 
 export const roundPeriodMs = (c: RoundTimerConfig): number => c.interactionMs + c.windowMs + c.driftMs
 
@@ -49,6 +64,7 @@ export const makeRoundTimerConfig = (c: {
   readonly driftMs: number
   readonly catchUpShortenMs?: number
   readonly instanceGapMs?: number
+  readonly closeOnAllHeard?: boolean
 }): RoundTimerConfig => {
   const config: RoundTimerConfig = {
     interactionMs: c.interactionMs,
@@ -64,7 +80,7 @@ export const makeRoundTimerConfig = (c: {
   if (nextRoundDurationMs(config, "catchUp") < 2 * config.interactionMs) {
     throw new Error("round timer: a shortened round must last at least 2 × interactionMs")
   }
-  return config
+  return c.closeOnAllHeard === true ? { ...config, closeOnAllHeard: true } : config
 }
 
 /** Nearest-rank percentile of a non-empty sample, `q` in (0, 1]. */

@@ -10,8 +10,8 @@ import { clientValue, heartbeatValue, VALUE_OVERHEAD_BYTES, valueKey } from "./v
 const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
 const members = ["p0", "p1", "p2"]
 const bytes = (...b: ReadonlyArray<number>) => new Uint8Array(b)
-const tob = (self: ProcessId, maxBatchBytes = 1024, maxPending?: number): TobState =>
-  createTob({ self, members, roundTimer: timer, maxBatchBytes, ...(maxPending === undefined ? {} : { maxPending }) })
+const tob = (self: ProcessId, maxBatchBytes = 1024, maxPending?: number, roundTimer = timer): TobState =>
+  createTob({ self, members, roundTimer, maxBatchBytes, ...(maxPending === undefined ? {} : { maxPending }) })
 
 const delivered = (out: ReadonlyArray<TobOutput>): ReadonlyArray<string> =>
   out.flatMap((o) => (o._tag === "Deliver" ? [valueKey(o.value)] : []))
@@ -21,9 +21,9 @@ class Group {
   readonly outputs = new Map<ProcessId, Array<TobOutput>>()
   private inFlight: Array<{ from: ProcessId; to: ProcessId; msg: WireMsg }> = []
 
-  constructor(maxBatchBytes = 1024) {
+  constructor(maxBatchBytes = 1024, roundTimer = timer) {
     for (const p of members) {
-      this.states.set(p, tob(p, maxBatchBytes))
+      this.states.set(p, tob(p, maxBatchBytes, undefined, roundTimer))
       this.outputs.set(p, [])
     }
   }
@@ -41,16 +41,22 @@ class Group {
    * of processes it starts), then fires every running timer: a synchronous round with zero start skew.
    */
   round(): this {
-    while (this.inFlight.length > 0) {
-      const delivering = this.inFlight
-      this.inFlight = []
-      for (const e of delivering) this.apply(e.to, { _tag: "Receive", from: e.from, msg: e.msg })
-    }
+    this.deliverInFlight()
     for (const [p, s] of this.states) {
       const m = s.multi
       if (s.phase === "running" && m !== undefined && m.current.round > 0) {
         this.apply(p, { _tag: "RoundTimeout", instance: m.current.instance, round: m.current.round })
       }
+    }
+    return this
+  }
+
+  /** Delivers what is in flight and what those deliveries send, firing no timer. */
+  deliverInFlight(): this {
+    while (this.inFlight.length > 0) {
+      const delivering = this.inFlight
+      this.inFlight = []
+      for (const e of delivering) this.apply(e.to, { _tag: "Receive", from: e.from, msg: e.msg })
     }
     return this
   }
@@ -288,5 +294,25 @@ describe("total-order broadcast (Alg. 4)", () => {
       kind: "membership",
       members: ["p0", "p1", "p2", "p3", "p4"]
     } satisfies Partial<Value>)
+  })
+
+  it("with rounds closed on all heard, instances run on messages alone, and a broadcast ends an idle gap", () => {
+    const early = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, instanceGapMs: 3, closeOnAllHeard: true })
+    const g = new Group(1024, early)
+    g.apply("p0", { _tag: "Broadcast", payload: bytes(1) })
+    g.deliverInFlight()
+    // Instance 1 was decided and delivered everywhere without a single timer; all wait out the idle gap.
+    for (const p of members) {
+      expect(delivered(g.outputs.get(p)!)).toEqual([valueKey(clientValue("p0", 0, bytes(1)))])
+      expect(g.states.get(p)!.multi?.opening?.instance).toBe(2)
+    }
+    const out = g.apply("p2", { _tag: "Broadcast", payload: bytes(2) })
+    expect(out.find((o) => o._tag === "Send")).toMatchObject({
+      msg: { instance: 2, round: 1, values: [clientValue("p2", 0, bytes(2))] }
+    })
+    g.deliverInFlight()
+    for (const p of members) {
+      expect(delivered(g.outputs.get(p)!)).toContain(valueKey(clientValue("p2", 0, bytes(2))))
+    }
   })
 })

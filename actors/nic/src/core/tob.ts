@@ -32,7 +32,7 @@ import {
   type StashedMsg,
   stepMulti
 } from "./popuc-multi.js"
-import type { RoundTimerConfig } from "./round-timer.js"
+import { closesOnAllHeard, type RoundTimerConfig } from "./round-timer.js"
 import {
   createSyncStart,
   type SyncStartMsg,
@@ -274,6 +274,11 @@ const enqueue = (s: TobState, value: Value): TobStep => {
   }
   const state = { ...s, pending: [...s.pending, value], nextSeq: s.nextSeq + 1 }
   const queued: TobOutput = { _tag: "Queued", value }
+  if (state.phase === "running" && state.multi?.opening !== undefined && closesOnAllHeard(s.params.roundTimer)) {
+    // Waiting out an idle gap: there is something to propose now (popuc-multi.ts).
+    const opened = runMulti(state, state.multi, (m) => stepMulti(m, { _tag: "Open" }, proposalSource(state)))
+    return { state: opened.state, out: [queued, ...opened.out] }
+  }
   if (state.phase !== "idle" || state.syncStart.triggered) return { state, out: [queued] }
   const started = runSyncStart(state, stepSyncStart(state.syncStart, { _tag: "Trigger" }))
   return { state: started.state, out: [queued, ...started.out] }

@@ -99,6 +99,8 @@ interface SimProcess {
   dead: boolean
   decidedRound: number | undefined
   selfCrashed: boolean
+  /** When the last timer armed expires (a chained timer is measured from it). */
+  timerDeadlineUs: number | undefined
 }
 
 export interface InstanceRunOptions {
@@ -124,10 +126,12 @@ export const runInstanceSim = (
   const processes = new Map<ProcessId, SimProcess>()
   const queue = new EventQueue<{ readonly to: ProcessId; readonly ev: SimEvent }>()
   const trace = new TraceRing()
+  // Timed rounds (the paper) or rounds closed as soon as everyone awaited is heard from (round-timer.ts).
+  const roundTimer = rng.chance(0.5) ? SIM_ROUND_TIMER : { ...SIM_ROUND_TIMER, closeOnAllHeard: true }
   members.forEach((id, i) => {
     const proposal = clientValue(id, 0, rng.bytes(rng.int(0, 8)))
     proposals.set(valueKey(proposal), proposal)
-    const state = createInstance({ instance: 1, self: id, members, proposal: [proposal], roundTimer: SIM_ROUND_TIMER })
+    const state = createInstance({ instance: 1, self: id, members, proposal: [proposal], roundTimer })
     const faults = plan.faults[i]!
     processes.set(id, {
       id,
@@ -136,7 +140,8 @@ export const runInstanceSim = (
       state,
       dead: false,
       decidedRound: undefined,
-      selfCrashed: false
+      selfCrashed: false,
+      timerDeadlineUs: undefined
     })
     queue.push(startSkewUs(rng, plan.timing), { to: id, ev: { _tag: "Start" } })
   })
@@ -160,9 +165,12 @@ export const runInstanceSim = (
           }
         }
         return
-      case "SetTimer":
-        queue.push(nowUs + Math.round(o.afterMs * 1000 * p.rate), { to: p.id, ev: { _tag: "Timeout", round: o.round } })
+      case "SetTimer": {
+        const fromUs = o.chained === true && p.timerDeadlineUs !== undefined ? p.timerDeadlineUs : nowUs
+        p.timerDeadlineUs = fromUs + Math.round(o.afterMs * 1000 * p.rate)
+        queue.push(p.timerDeadlineUs, { to: p.id, ev: { _tag: "Timeout", round: o.round } })
         return
+      }
       case "Decide":
         p.decidedRound = o.round
         maxDecisionRound = Math.max(maxDecisionRound, o.round)

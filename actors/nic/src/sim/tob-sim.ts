@@ -106,6 +106,8 @@ interface Node {
   /** Every decision this node knows, decided or fetched: what it serves to joining peers. */
   readonly log: Map<number, ReadonlyArray<Value>>
   readonly joinRequests: Map<ProcessId, number>
+  /** The last timer armed (a chained timer is measured from its deadline). */
+  lastTimer: { readonly instance: number; readonly deadlineUs: number } | undefined
 }
 
 export interface TobRunOptions {
@@ -226,7 +228,13 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
   const maxBatchBytes = rng.pick([48, 256, 4096])
   // Host-turnaround gap between instances: none (back-to-back, as in the paper), or up to ΔI.
   const gapMs = rng.pick([0, 0, SIM_ROUND_TIMER.interactionMs / 2, SIM_ROUND_TIMER.interactionMs])
-  const roundTimer: RoundTimerConfig = gapMs === 0 ? SIM_ROUND_TIMER : { ...SIM_ROUND_TIMER, instanceGapMs: gapMs }
+  // Timed rounds (the paper), or rounds closed as soon as everyone awaited is heard from (round-timer.ts).
+  const closeOnAllHeard = rng.chance(0.5)
+  const roundTimer: RoundTimerConfig = {
+    ...SIM_ROUND_TIMER,
+    ...(gapMs === 0 ? {} : { instanceGapMs: gapMs }),
+    ...(closeOnAllHeard ? { closeOnAllHeard } : {})
+  }
   const queue = new EventQueue<{ readonly to: ProcessId; readonly ev: SimEvent }>()
   const trace = new TraceRing()
   const checker = new TobChecker(plan.failureFree ? 2 : undefined)
@@ -249,7 +257,8 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
       joining: undefined,
       joinAttempts: 0,
       log: new Map(),
-      joinRequests: new Map()
+      joinRequests: new Map(),
+      lastTimer: undefined
     })
   }
   const network = new Network(rng.fork(), timingModel(plan.timing, ASYNC_NETWORK), (p) => nodes.get(p)!.faults)
@@ -310,12 +319,14 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
           send(node.id, to, nowUs, { _tag: "Deliver", from: node.id, msg: o.msg })
         }
         return
-      case "SetTimer":
-        queue.push(nowUs + Math.round(o.afterMs * 1000 * node.rate), {
-          to: node.id,
-          ev: { _tag: "Timeout", instance: o.instance, round: o.round }
-        })
+      case "SetTimer": {
+        const last = node.lastTimer
+        const fromUs = o.chained === true && last?.instance === o.instance ? last.deadlineUs : nowUs
+        const deadlineUs = fromUs + Math.round(o.afterMs * 1000 * node.rate)
+        node.lastTimer = { instance: o.instance, deadlineUs }
+        queue.push(deadlineUs, { to: node.id, ev: { _tag: "Timeout", instance: o.instance, round: o.round } })
         return
+      }
       case "Queued":
         violation ??= checker.onQueued(node.id, o.value, nowUs)
         return

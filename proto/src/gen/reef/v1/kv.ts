@@ -162,6 +162,14 @@ export interface KvCommand {
 export interface ReadBarrier {
 }
 
+/**
+ * What a replica proposes as one consensus value: the commands its clients sent in one turn of its event loop
+ * (a single command when they come one at a time). Every replica applies them in this order.
+ */
+export interface KvBatch {
+  commands: KvCommand[];
+}
+
 /** Replica-to-replica (kernel ask): what a rejoining replica needs from a peer. */
 export interface CatchUpRequest {
   group: string;
@@ -2377,6 +2385,79 @@ export const ReadBarrier: MessageFns<ReadBarrier, "reef.v1.ReadBarrier"> = {
   },
   fromPartial(_: DeepPartial<ReadBarrier>): ReadBarrier {
     const message = createBaseReadBarrier();
+    return message;
+  },
+};
+
+function createBaseKvBatch(): KvBatch {
+  return { commands: [] };
+}
+
+export const KvBatch: MessageFns<KvBatch, "reef.v1.KvBatch"> = {
+  $type: "reef.v1.KvBatch" as const,
+
+  encode(message: KvBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.commands) {
+      KvCommand.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commands.push(KvCommand.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvBatch {
+    return {
+      commands: globalThis.Array.isArray(object?.commands)
+        ? object.commands.map((e: any) => KvCommand.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KvBatch): unknown {
+    const obj: any = {};
+    if (message.commands?.length) {
+      obj.commands = message.commands.map((e) => KvCommand.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvBatch>): KvBatch {
+    return KvBatch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvBatch>): KvBatch {
+    const message = createBaseKvBatch();
+    message.commands = object.commands?.map((e) => KvCommand.fromPartial(e)) || [];
     return message;
   },
 };
