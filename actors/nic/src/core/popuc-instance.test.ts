@@ -351,4 +351,21 @@ describe("rounds closed on all heard (RoundTimerConfig.closeOnAllHeard)", () => 
     expect(again.state.held).toHaveLength(1)
     expect(again.state.dropped).toBe(p0.dropped + 1)
   })
+
+  it("does not wait for a member silent in the previous instance, until it is heard from again", () => {
+    const opened = (silent: ReadonlyArray<ProcessId>) =>
+      stepInstance(
+        createInstance({ instance: 1, self: "p0", members, proposal: [proposalOf("p0")], roundTimer: early, silent }),
+        { _tag: "Start" }
+      ).state
+    const closed = receive(opened(["p2"]), "p1", msg(1, [proposalOf("p1")]))
+    expect(closed.state.round).toBe(2)
+    expect([...closed.state.suspect]).toEqual(["p2"])
+    // p2 is back: once heard from in this instance it is awaited again.
+    let back = receive(opened(["p2"]), "p2", msg(1, [proposalOf("p2")])).state
+    expect(back.round).toBe(1)
+    back = receive(back, "p1", msg(1, [proposalOf("p1")])).state
+    expect(back.round).toBe(2)
+    expect(back.suspect.size).toBe(0)
+  })
 })

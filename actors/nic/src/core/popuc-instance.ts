@@ -43,6 +43,12 @@ export interface InstanceParams {
   /** This process's proposal: one value set (a batch, or a heartbeat). */
   readonly proposal: ReadonlyArray<Value>
   readonly roundTimer: RoundTimerConfig
+  /**
+   * Members this process heard nothing from in the previous instance. With `closeOnAllHeard` a round does
+   * not wait for them until they are heard from again (their messages are taken while a round is open), so a
+   * crashed replica costs the group one timer, not one per instance until it is removed.
+   */
+  readonly silent?: ReadonlyArray<ProcessId>
 }
 
 export type InstanceStatus = "running" | "decided" | "crashed"
@@ -64,6 +70,10 @@ export interface InstanceState {
   readonly heard: ReadonlySet<ProcessId>
   /** `closeOnAllHeard`: messages of the next round, at most one per sender, replayed when this round closes. */
   readonly held: ReadonlyArray<HeldMsg>
+  /** `InstanceParams.silent`: not awaited by `closeOnAllHeard` unless in `heardAny`. */
+  readonly unawaited: ReadonlySet<ProcessId>
+  /** Members any message of this instance was received from, late, early or held ones included. */
+  readonly heardAny: ReadonlySet<ProcessId>
   /** Messages discarded as late, early or from an excluded sender: omissions this process observed. */
   readonly dropped: number
 }
@@ -131,6 +141,8 @@ export const createInstance = (p: InstanceParams): InstanceState => {
     roundLiveset: new Set(members),
     heard: new Set(),
     held: [],
+    unawaited: new Set(p.silent ?? []),
+    heardAny: new Set(),
     dropped: 0
   }
 }
@@ -280,11 +292,16 @@ const withMerge = (
   roundLiveset,
   heard,
   held: s.held,
+  unawaited: s.unawaited,
+  heardAny: s.heardAny,
   dropped: s.dropped
 })
 
-const onReceive = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceStep => {
-  if (msg.instance !== s.instance || from === s.self || !s.members.includes(from)) return none(countDrop(s))
+const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): InstanceStep => {
+  if (msg.instance !== received.instance || from === received.self || !received.members.includes(from)) {
+    return none(countDrop(received))
+  }
+  const s = received.heardAny.has(from) ? received : { ...received, heardAny: new Set([...received.heardAny, from]) }
   let state = s
   let out: ReadonlyArray<InstanceOutput> = []
   if (msg.round === s.round + 1 && s.round >= 1 && closesOnAllHeard(s.roundTimer)) {
@@ -305,9 +322,12 @@ const onReceive = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceSt
   return { state: merge(state, from, msg), out }
 }
 
-/** Every member not suspected has been heard from this round: nothing the timer could still add. */
+/** Is `p` waited for by `closeOnAllHeard`: not silent in the previous instance, or heard from since. */
+const awaited = (s: InstanceState, p: ProcessId): boolean => !s.unawaited.has(p) || s.heardAny.has(p)
+
+/** Every awaited member not suspected has been heard from this round: nothing the timer could still add. */
 export const allHeard = (s: InstanceState): boolean =>
-  s.round >= 1 && s.members.every((p) => p === s.self || s.suspect.has(p) || s.heard.has(p))
+  s.round >= 1 && s.members.every((p) => p === s.self || s.suspect.has(p) || s.heard.has(p) || !awaited(s, p))
 
 const andThen = (first: InstanceStep, second: InstanceStep): InstanceStep => ({
   state: second.state,

@@ -223,12 +223,14 @@ const openNext = (
 /** Opens round 1 of `opening.instance` (members from `s.schedule`), then replays its stashed messages. */
 const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, propose: ProposalSource): MultiStep => {
   const { instance, decided } = opening
+  const previous = s.current
   const created = createInstance({
     instance,
     self: s.self,
     members: membersAt(s.schedule, instance),
     proposal: propose(instance, decided),
-    roundTimer: s.roundTimer
+    roundTimer: s.roundTimer,
+    silent: previous.members.filter((p) => p !== s.self && !previous.heardAny.has(p))
   })
   const stash = s.stash.filter((m) => m.msg.instance === instance)
   let state: MultiState = { ...s, current: created, stash: [], opening: undefined }
