@@ -31,8 +31,10 @@ export const startGroup = (natsUrl: string, n: number, group: string, extraArgs:
     const ports = yield* Effect.forEach(ids, () => freePort)
     const children = yield* Effect.forEach(
       ids,
-      (id, i) =>
-        startReefChild({
+      (id, i) => {
+        // An error's detail (its cause, the stack) follows on the next lines: print those too.
+        let detailLines = 0
+        return startReefChild({
           name: `replica/${id}`,
           args: [
             "run",
@@ -54,9 +56,14 @@ export const startGroup = (natsUrl: string, n: number, group: string, extraArgs:
           env: { OTEL_SDK_DISABLED: "true" },
           startTimeoutMs: 90_000,
           onLine: (line) => {
-            if (line.includes("self-quit") || line.includes("ERROR")) console.log(`  [${group}/${id}] ${line}`)
+            if (line.includes("ERROR")) detailLines = 12
+            else if (detailLines > 0) detailLines--
+            if (line.includes("self-quit") || line.includes("ERROR") || detailLines > 0) {
+              console.log(`  [${group}/${id}] ${line}`)
+            }
           }
-        }),
+        })
+      },
       { concurrency: "unbounded" }
     )
     yield* stopTogetherOnClose(children)

@@ -44,9 +44,10 @@ export interface InstanceParams {
   readonly proposal: ReadonlyArray<Value>
   readonly roundTimer: RoundTimerConfig
   /**
-   * Members this process heard nothing from in the previous instance. With `closeOnAllHeard` a round does
-   * not wait for them until they are heard from again (their messages are taken while a round is open), so a
-   * crashed replica costs the group one timer, not one per instance until it is removed.
+   * Members this process suspected in the previous instance without hearing anything from them. With
+   * `closeOnAllHeard` a round does not wait for them until they are heard from again (their messages are
+   * taken while a round is open), so a crashed replica costs the group one timer, not one per instance until
+   * it is removed. Never more than t of them are given up on early (see `allHeard`).
    */
   readonly silent?: ReadonlyArray<ProcessId>
 }
@@ -325,9 +326,21 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
 /** Is `p` waited for by `closeOnAllHeard`: not silent in the previous instance, or heard from since. */
 const awaited = (s: InstanceState, p: ProcessId): boolean => !s.unawaited.has(p) || s.heardAny.has(p)
 
-/** Every awaited member not suspected has been heard from this round: nothing the timer could still add. */
-export const allHeard = (s: InstanceState): boolean =>
-  s.round >= 1 && s.members.every((p) => p === s.self || s.suspect.has(p) || s.heard.has(p) || !awaited(s, p))
+/**
+ * Every awaited member not suspected has been heard from this round: nothing the timer could still add. A
+ * close that would suspect more than t members (silent ones included) is left to the timer: an early close
+ * must never be what makes a process quit.
+ */
+export const allHeard = (s: InstanceState): boolean => {
+  if (s.round < 1) return false
+  let suspects = s.suspect.size
+  for (const p of s.members) {
+    if (p === s.self || s.suspect.has(p) || s.heard.has(p)) continue
+    if (awaited(s, p)) return false
+    suspects++
+  }
+  return suspects <= s.t
+}
 
 const andThen = (first: InstanceStep, second: InstanceStep): InstanceStep => ({
   state: second.state,

@@ -230,7 +230,8 @@ const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, p
     members: membersAt(s.schedule, instance),
     proposal: propose(instance, decided),
     roundTimer: s.roundTimer,
-    silent: previous.members.filter((p) => p !== s.self && !previous.heardAny.has(p))
+    // Timed out on and never heard from: a peer merely not heard yet when a relay decided is not silent.
+    silent: previous.members.filter((p) => previous.suspect.has(p) && !previous.heardAny.has(p))
   })
   const stash = s.stash.filter((m) => m.msg.instance === instance)
   let state: MultiState = { ...s, current: created, stash: [], opening: undefined }
