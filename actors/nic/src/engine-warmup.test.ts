@@ -6,4 +6,8 @@ describe("engine warm-up", () => {
     const report = warmUpEngine({ instances: 10, valuesPerInstance: 16 })
     expect(report.instances).toBeGreaterThanOrEqual(10)
   })
+
+  it("also runs with rounds closed on all heard", () => {
+    expect(warmUpEngine({ instances: 10, closeOnAllHeard: true }).instances).toBeGreaterThanOrEqual(10)
+  })
 })

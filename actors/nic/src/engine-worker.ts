@@ -65,7 +65,7 @@ const post = (m: WorkerToHost) => port.postMessage(m)
 const { group, self, members } = data.config
 
 // Before anything is timed (calibration probes included): see engine-warmup.ts.
-warmUpEngine()
+warmUpEngine({ closeOnAllHeard: data.closeOnAllHeard })
 
 const nc = await connect({
   servers: data.natsUrl,
