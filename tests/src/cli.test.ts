@@ -7,9 +7,13 @@ import { createInterface } from "node:readline"
 import { reefArgv } from "@reef/cli"
 import { freePort } from "@reef/kernel"
 import * as Effect from "effect/Effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { makeHarness, startNats } from "./harness.js"
 
 const running: Array<ChildProcess> = []
+/** The nats-server of tests that need one without `reef up`'s embedded server. */
+const harness = makeHarness()
+afterAll(() => harness.close())
 afterEach(() => {
   // Each `reef` runs in its own process group: a failed test must not leave its actor processes behind.
   for (const child of running.splice(0)) {
@@ -86,4 +90,14 @@ describe("reef CLI", () => {
     expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)
     expect(output).toMatch(/hops c1@\d+ -> c2@\d+/)
   }, 210_000)
+
+  it("reef run replica stops on SIGTERM while its engine still waits for peers that never come", async () => {
+    const nats = await startNats(harness)
+    const replica = reef(["run", "replica", "--id", "r1", "--members", "r1,r2,r3", "--nats", nats.url])
+    await replica.waitForLine((l) => l.includes("waiting for engines"))
+    replica.child.kill("SIGTERM")
+    // Hung for good before: the engine's start was an uninterruptible acquire.
+    expect(await replica.exited).not.toBeNull()
+    expect(replica.child.signalCode).toBeNull()
+  }, 60_000)
 })

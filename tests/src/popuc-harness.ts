@@ -33,8 +33,10 @@ export interface GroupOptions {
   readonly group?: string
   /** Parallel NIC engines per replica (the pipelined mode). */
   readonly engines?: number
-  /** Fixed ΔI in ms instead of calibrating. */
+  /** Fixed ΔI in ms (30 by default). */
   readonly interactionMs?: number
+  /** Calibrate ΔI at bootstrap like a production replica, instead of the fixed one. */
+  readonly calibrate?: boolean
   /** Extra environment for every replica process (e.g. OTLP export). */
   readonly env?: Record<string, string>
   /** Extra `reef run replica` flags for every replica. */
@@ -61,8 +63,7 @@ export const startGroup = async (harness: Harness, options: GroupOptions): Promi
         String(ports[ids.indexOf(id)]!),
         ...(options.engines === undefined ? [] : ["--engines", String(options.engines)]),
         // A fixed ΔI: calibrating while other test processes load the machine would make rounds arbitrarily long.
-        "--interaction-ms",
-        String(options.interactionMs ?? 30),
+        ...(options.calibrate === true ? [] : ["--interaction-ms", String(options.interactionMs ?? 30)]),
         ...(options.extraArgs ?? [])
       ]
     })

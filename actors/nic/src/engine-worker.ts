@@ -142,6 +142,8 @@ interface Calibration {
   readonly final: boolean
 }
 let agreedMs: number | undefined
+/** How long an engine waits for its peers' calibrations before taking the largest it has. */
+const AGREE_TIMEOUT_MS = 15_000
 const announce = (interactionMs: number, final: boolean) =>
   nc.publish(
     calibrationSubject(data.cluster, group),
@@ -150,32 +152,49 @@ const announce = (interactionMs: number, final: boolean) =>
 
 const agree = async (mine: number): Promise<number> => {
   const seen = new Map<string, number>([[self, mine]])
+  // A group of one agrees with itself: this connection never hears its own announcements (noEcho).
+  if (seen.size === members.length) return mine
   const sub = nc.subscribe(calibrationSubject(data.cluster, group))
   const ticker = setInterval(() => announce(mine, false), 100)
   announce(mine, false)
-  const deadline = Date.now() + 15_000
+  // Ends the wait when peers stay silent: the loop below only looks at the clock when a message arrives.
+  const giveUp = setTimeout(() => sub.unsubscribe(), AGREE_TIMEOUT_MS)
   let result: number | undefined
   for await (const m of sub) {
-    const c = JSON.parse(decoder.decode(m.data)) as Calibration
-    if (!members.includes(c.from)) continue
+    const c = parseCalibration(m.data)
+    if (c === undefined || !members.includes(c.from)) continue
     if (c.final) {
       result = c.interactionMs
       break
     }
     seen.set(c.from, c.interactionMs)
-    if (seen.size === members.length || Date.now() > deadline) break
+    if (seen.size === members.length) break
   }
+  clearTimeout(giveUp)
+  if (!sub.isClosed()) sub.unsubscribe()
   // Keep announcing for a moment so peers still agreeing collect this value too.
   setTimeout(() => clearInterval(ticker), 1_000)
   return result ?? Math.max(...seen.values())
+}
+
+/** A peer's announcement; undefined (ignored) for anything else on the subject. */
+const parseCalibration = (bytes: Uint8Array): Calibration | undefined => {
+  try {
+    const c = JSON.parse(decoder.decode(bytes)) as Partial<Calibration>
+    return typeof c.from === "string" && typeof c.interactionMs === "number" && Number.isFinite(c.interactionMs)
+      ? { from: c.from, interactionMs: c.interactionMs, final: c.final === true }
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** After agreeing, answer newcomers with the group's value. */
 const serveAgreedValue = () =>
   nc.subscribe(calibrationSubject(data.cluster, group), {
     callback: (_e, m) => {
-      const c = JSON.parse(decoder.decode(m.data)) as Calibration
-      if (!c.final && c.from !== self && agreedMs !== undefined) announce(agreedMs, true)
+      const c = parseCalibration(m.data)
+      if (c !== undefined && !c.final && c.from !== self && agreedMs !== undefined) announce(agreedMs, true)
     }
   })
 

@@ -302,7 +302,13 @@ export const startEngine = (
               resume(Effect.fail(new EngineError({ reason: `engine ${index} exited (${code}) before ready` })))
             else onExited(index)
           })
-        }),
+          // Interrupted before Ready (a stop while the engine still waits for its peers): no Stop handler
+          // runs in the thread yet, so end it outright.
+          return Effect.sync(() => void worker.terminate())
+        }).pipe(
+          // acquireRelease's acquire is uninterruptible; waiting for peers that may never come must not be.
+          Effect.interruptible
+        ),
         (engine) =>
           Effect.async<void>((resume) => {
             const timer = setTimeout(() => void engine.worker.terminate(), 2_000)
