@@ -111,6 +111,7 @@ export const run = async (quick: boolean) => {
   const throughputByMode = new Map<string, Array<[number, number]>>()
   let failover: Record<string, number> = {}
   let saturated: Record<string, number> = {}
+  const timed: Record<string, Record<string, number>> = {}
   const warmUp = (addresses: ReadonlyArray<string>) =>
     runKvLoad({ addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
 
@@ -255,13 +256,7 @@ export const run = async (quick: boolean) => {
         }
       }).pipe(Effect.scoped)
     }
-  })
-  await Effect.runPromise(Effect.scoped(reef as Effect.Effect<void, unknown, Scope.Scope>))
-
-  // ---- baseline: the paper's timed rounds, N = 5, same machine, same run --------------------------------------
-  const timed: Record<string, Record<string, number>> = {}
-  const roundModes = Effect.gen(function* () {
-    const nats = yield* startNatsServer({ jetstream: false })
+    // Baseline: the paper's timed rounds next to the default, N = 5, on the same server.
     for (const roundClose of ["timer", "allHeard"] as const) {
       yield* Effect.gen(function* () {
         const group = yield* startGroup(nats.url, 5, `rc-${roundClose}`, ["--round-close", roundClose])
@@ -292,7 +287,7 @@ export const run = async (quick: boolean) => {
       }).pipe(Effect.scoped)
     }
   })
-  await Effect.runPromise(Effect.scoped(roundModes as Effect.Effect<void, unknown, Scope.Scope>))
+  await Effect.runPromise(Effect.scoped(reef as Effect.Effect<void, unknown, Scope.Scope>))
 
   // ---- peers ---------------------------------------------------------------------------------------------
   const etcd: Record<number, { put: number; get: number; putP50: number; putP99: number; clientCores: number }> = {}

@@ -5,6 +5,7 @@
  * inputs, and core outputs into sends, timers and events for the host.
  */
 import {
+  type ArmedTimer,
   createTob,
   isTakingPart,
   type MembershipSchedule,
@@ -17,6 +18,7 @@ import {
   type TobInput,
   type TobOutput,
   type TobState,
+  timerDeadline,
   type Value,
   type WireMsg
 } from "./core/index.js"
@@ -147,7 +149,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
     return to.length === members.length - 1 && members.every((m) => m === config.self || to.includes(m))
   }
   /** The last round timer armed: a chained one is measured from its deadline. */
-  let lastTimer: { readonly instance: number; readonly deadlineMs: number } | undefined
+  let lastTimer: ArmedTimer | undefined
   /**
    * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
    * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
@@ -211,10 +213,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           lastRoundStartMs = o.round === 0 ? undefined : now
           const starts = roundStarts.get(o.instance) ?? []
           if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
-          // A chained timer (round closed early on all heard) counts from the previous deadline, not from now.
-          const from = o.chained === true && lastTimer?.instance === o.instance ? lastTimer.deadlineMs : now
-          lastTimer = { instance: o.instance, deadlineMs: from + o.afterMs }
-          io.setTimer(Math.max(0, from + o.afterMs - now), () =>
+          lastTimer = { instance: o.instance, deadline: timerDeadline(o, now, lastTimer) }
+          io.setTimer(Math.max(0, lastTimer.deadline - now), () =>
             apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
           )
           break

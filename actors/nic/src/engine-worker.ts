@@ -209,33 +209,28 @@ const MAX_CALIBRATED_INTERACTION_MS = 100
  * of timed rounds instead of the ~100/s (0.1 core per engine) that ΔI/3 cost.
  */
 const defaultInstanceGapMs = (interactionMs: number) => (data.closeOnAllHeard ? 3 * interactionMs : interactionMs / 3)
-let roundTimer: RoundTimerConfig
-let samples = 0
-if (data.interactionMs !== undefined) {
-  roundTimer = makeRoundTimerConfig({
-    interactionMs: data.interactionMs,
-    driftMs: Math.max(0.05, data.interactionMs * 0.02),
-    instanceGapMs: data.instanceGapMs ?? defaultInstanceGapMs(data.interactionMs),
-    closeOnAllHeard: data.closeOnAllHeard
-  })
-} else {
+/** ΔI: fixed by the host, or calibrated from probes and agreed with the peers (their largest). */
+const resolveInteraction = async (): Promise<{ readonly interactionMs: number; readonly samples: number }> => {
+  if (data.interactionMs !== undefined) return { interactionMs: data.interactionMs, samples: 0 }
   const measured = peers.length === 0 ? [0] : await measure()
-  samples = measured.length
   const calibrated = calibrateRoundTimer(measured, { safetyFactor: data.safetyFactor })
   // Capped: a calibration taken while the machine is saturated would otherwise stretch every round for good.
-  const interactionMs = await agree(
+  const agreed = await agree(
     Math.min(MAX_CALIBRATED_INTERACTION_MS, Math.max(data.minInteractionMs, calibrated.interactionMs))
   )
-  // ΔW stays Alg. 3's 2ΔI. A window of ΔI (catch-up keeps correct replicas within one interaction after the
-  // first round) made rounds a third shorter and writes ~40% faster at 128 in flight, but the shorter rounds no
-  // longer covered this machine's scheduling tail: replicas of 5 and 7 self-quit in failure-free runs.
-  roundTimer = makeRoundTimerConfig({
-    interactionMs,
-    driftMs: Math.max(0.05, interactionMs * 0.02),
-    instanceGapMs: data.instanceGapMs ?? defaultInstanceGapMs(interactionMs),
-    closeOnAllHeard: data.closeOnAllHeard
-  })
+  return { interactionMs: agreed, samples: measured.length }
 }
+const { interactionMs: agreedInteractionMs, samples } = await resolveInteraction()
+// ΔW stays Alg. 3's 2ΔI (makeRoundTimerConfig's default). A window of ΔI (catch-up keeps correct replicas
+// within one interaction after the first round) made timed rounds a third shorter and writes ~40% faster at
+// 128 in flight, but the shorter rounds no longer covered this machine's scheduling tail: replicas of 5 and 7
+// self-quit in failure-free runs.
+const roundTimer: RoundTimerConfig = makeRoundTimerConfig({
+  interactionMs: agreedInteractionMs,
+  driftMs: Math.max(0.05, agreedInteractionMs * 0.02),
+  instanceGapMs: data.instanceGapMs ?? defaultInstanceGapMs(agreedInteractionMs),
+  closeOnAllHeard: data.closeOnAllHeard
+})
 agreedMs = roundTimer.interactionMs
 serveAgreedValue()
 

@@ -24,6 +24,8 @@ export type RoundClose = "allHeard" | "timer"
 
 export const ROUND_CLOSE_MODES: ReadonlyArray<RoundClose> = ["allHeard", "timer"]
 
+export const DEFAULT_ROUND_CLOSE: RoundClose = "allHeard"
+
 export interface EngineOptions {
   readonly natsUrl: string
   readonly cluster: string
@@ -37,7 +39,10 @@ export interface EngineOptions {
   /** Fixed ΔI; calibrated at bootstrap when absent. */
   readonly interactionMs?: number
   readonly minInteractionMs?: number
-  /** Host-turnaround gap between instances (ms); ΔI/3 when absent, 0 for back-to-back instances. */
+  /**
+   * Gap between instances (ms), 0 for back-to-back instances. When absent: 3ΔI with rounds closed on all
+   * heard (an idle gap), ΔI/3 with timed rounds (see engine-worker.ts).
+   */
   readonly instanceGapMs?: number
   /**
    * When a round closes: `allHeard` (default) as soon as every awaited peer was heard from, its timer then
@@ -199,6 +204,7 @@ export const startEngine = (
 ): Effect.Effect<NicEngine, EngineError, Scope.Scope> =>
   Effect.gen(function* () {
     const count = options.engines ?? 1
+    const roundClose = options.roundClose ?? DEFAULT_ROUND_CLOSE
     let aggregator: AggregatorState<AppliedBatch> = createAggregator(count)
     const pending = new Map<number, PendingRequest>()
     const statsWaiters = new Map<number, Array<(s: EngineStats | EngineError) => void>>()
@@ -272,7 +278,7 @@ export const startEngine = (
             ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
             minInteractionMs: options.minInteractionMs ?? defaultMinInteractionMs(options.members.length),
             ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
-            closeOnAllHeard: (options.roundClose ?? "allHeard") === "allHeard",
+            closeOnAllHeard: roundClose === "allHeard",
             calibrationProbes: options.calibrationProbes ?? 200,
             safetyFactor: options.safetyFactor ?? 2
           }
@@ -329,7 +335,7 @@ export const startEngine = (
     )
 
     yieldHostToEngines(
-      options.hostNice ?? defaultHostNice(options.roundClose ?? "allHeard"),
+      options.hostNice ?? defaultHostNice(roundClose),
       running.map((engine) => engine.threadId),
       handlers
     )

@@ -71,7 +71,7 @@ export interface ReplicaOptions {
   readonly engines?: number
   readonly interactionMs?: number
   readonly minInteractionMs?: number
-  /** Host-turnaround gap between consensus instances (ms); ΔI/3 when absent (see engine-worker.ts). */
+  /** Gap between consensus instances (ms); EngineOptions.instanceGapMs. */
   readonly instanceGapMs?: number
   /** When a consensus round closes (EngineOptions.roundClose). */
   readonly roundClose?: RoundClose

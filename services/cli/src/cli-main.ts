@@ -48,7 +48,9 @@ const run = Command.make(
       Options.optional
     ),
     instanceGapMs: Options.text("instance-gap-ms").pipe(
-      Options.withDescription("replica: host-turnaround gap between consensus instances in ms (default ΔI/3)"),
+      Options.withDescription(
+        "replica: gap between consensus instances in ms (default 3ΔI, an idle gap; ΔI/3 with timed rounds)"
+      ),
       Options.optional
     ),
     roundClose: Options.choice("round-close", ["allHeard", "timer"]).pipe(

@@ -42,6 +42,7 @@ export {
   stepMulti
 } from "./popuc-multi.js"
 export {
+  type ArmedTimer,
   type CalibrationOptions,
   calibrateRoundTimer,
   closesOnAllHeard,
@@ -51,7 +52,8 @@ export {
   percentile,
   type RoundCloseCause,
   type RoundTimerConfig,
-  roundPeriodMs
+  roundPeriodMs,
+  timerDeadline
 } from "./round-timer.js"
 export {
   createSyncStart,

@@ -50,6 +50,24 @@ export type RoundCloseCause = "timeout" | "catchUp" | "allHeard"
 
 export const roundPeriodMs = (c: RoundTimerConfig): number => c.interactionMs + c.windowMs + c.driftMs
 
+/** The last round timer a shell armed: a chained one (`SetTimer.chained`) is measured from its deadline. */
+export interface ArmedTimer {
+  readonly instance: number
+  readonly deadline: number
+}
+
+/**
+ * When a timer the core asked for expires, in the shell's clock (`unitsPerMs` of it per ms, scaled by a
+ * simulated clock rate): `afterMs` from now, or from the previous deadline of the same instance when chained.
+ */
+export const timerDeadline = (
+  timer: { readonly instance: number; readonly afterMs: number; readonly chained?: boolean },
+  now: number,
+  last: ArmedTimer | undefined,
+  unitsPerMs = 1
+): number =>
+  (timer.chained === true && last?.instance === timer.instance ? last.deadline : now) + timer.afterMs * unitsPerMs
+
 export const nextRoundDurationMs = (c: RoundTimerConfig, cause: RoundCloseCause): number =>
   cause === "catchUp" ? roundPeriodMs(c) - c.catchUpShortenMs : roundPeriodMs(c)
 

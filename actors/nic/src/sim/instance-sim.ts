@@ -12,6 +12,7 @@ import {
   stepInstance,
   thresholdOf
 } from "../core/popuc-instance.js"
+import { type ArmedTimer, timerDeadline } from "../core/round-timer.js"
 import type { ProcessId, RoundMsg, Value } from "../core/types.js"
 import { clientValue, sameValue, valueKey } from "../core/value.js"
 import { DecisionChecker, type Violation } from "./decision-checker.js"
@@ -99,8 +100,8 @@ interface SimProcess {
   dead: boolean
   decidedRound: number | undefined
   selfCrashed: boolean
-  /** When the last timer armed expires (a chained timer is measured from it). */
-  timerDeadlineUs: number | undefined
+  /** The last timer armed, in µs (a chained timer is measured from it). */
+  lastTimer: ArmedTimer | undefined
 }
 
 export interface InstanceRunOptions {
@@ -141,7 +142,7 @@ export const runInstanceSim = (
       dead: false,
       decidedRound: undefined,
       selfCrashed: false,
-      timerDeadlineUs: undefined
+      lastTimer: undefined
     })
     queue.push(startSkewUs(rng, plan.timing), { to: id, ev: { _tag: "Start" } })
   })
@@ -166,9 +167,11 @@ export const runInstanceSim = (
         }
         return
       case "SetTimer": {
-        const fromUs = o.chained === true && p.timerDeadlineUs !== undefined ? p.timerDeadlineUs : nowUs
-        p.timerDeadlineUs = fromUs + Math.round(o.afterMs * 1000 * p.rate)
-        queue.push(p.timerDeadlineUs, { to: p.id, ev: { _tag: "Timeout", round: o.round } })
+        p.lastTimer = {
+          instance: o.instance,
+          deadline: Math.round(timerDeadline(o, nowUs, p.lastTimer, 1000 * p.rate))
+        }
+        queue.push(p.lastTimer.deadline, { to: p.id, ev: { _tag: "Timeout", round: o.round } })
         return
       }
       case "Decide":

@@ -14,7 +14,7 @@
 import type { MembershipSchedule } from "../core/membership.js"
 import { membersAt } from "../core/membership.js"
 import { type StepInstance, thresholdOf } from "../core/popuc-instance.js"
-import type { RoundTimerConfig } from "../core/round-timer.js"
+import { type ArmedTimer, type RoundTimerConfig, timerDeadline } from "../core/round-timer.js"
 import {
   createTob,
   type DecidedInstance,
@@ -106,8 +106,8 @@ interface Node {
   /** Every decision this node knows, decided or fetched: what it serves to joining peers. */
   readonly log: Map<number, ReadonlyArray<Value>>
   readonly joinRequests: Map<ProcessId, number>
-  /** The last timer armed (a chained timer is measured from its deadline). */
-  lastTimer: { readonly instance: number; readonly deadlineUs: number } | undefined
+  /** The last timer armed, in µs (a chained timer is measured from its deadline). */
+  lastTimer: ArmedTimer | undefined
 }
 
 export interface TobRunOptions {
@@ -320,11 +320,9 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
         }
         return
       case "SetTimer": {
-        const last = node.lastTimer
-        const fromUs = o.chained === true && last?.instance === o.instance ? last.deadlineUs : nowUs
-        const deadlineUs = fromUs + Math.round(o.afterMs * 1000 * node.rate)
-        node.lastTimer = { instance: o.instance, deadlineUs }
-        queue.push(deadlineUs, { to: node.id, ev: { _tag: "Timeout", instance: o.instance, round: o.round } })
+        const deadline = Math.round(timerDeadline(o, nowUs, node.lastTimer, 1000 * node.rate))
+        node.lastTimer = { instance: o.instance, deadline }
+        queue.push(deadline, { to: node.id, ev: { _tag: "Timeout", instance: o.instance, round: o.round } })
         return
       }
       case "Queued":
