@@ -4,7 +4,7 @@ import { HandlerError } from "@reef/kernel"
 import { ErrorCode, type KvRequest } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { type KvOperations, makeSessionAnswerer } from "./kv-session.js"
+import { type KvCallbacks, type KvOperations, makeSessionAnswerer, makeSessionShortcut } from "./kv-session.js"
 
 const ops: KvOperations<never> = {
   get: (r) => Effect.succeed({ found: true, value: Buffer.from(r.key), instance: 7, version: 1 }),
@@ -54,5 +54,41 @@ describe("KV session requests", () => {
     const died = answer({ op: { $case: "delete", value: { key: "k" } } })
     expect(died.reply.result).toMatchObject({ $case: "error", value: { grpcCode: 13 } })
     expect(died.defects).toHaveLength(1)
+  })
+
+  it("the shortcut answers like the Effect path, declines what it leaves to it, and words failures the same", () => {
+    const callbacks: KvCallbacks = {
+      get: (r, done) => {
+        if (r.key === "") return false
+        done({ found: true, value: Buffer.from(r.key), instance: 7, version: 1 })
+        return true
+      },
+      set: (r, done) => {
+        done(
+          r.key === "busy"
+            ? new HandlerError({ code: ErrorCode.ERROR_CODE_OVERLOADED, message: "pending buffer full" })
+            : { instance: 8, version: 2 }
+        )
+        return true
+      },
+      delete: () => false,
+      compareAndSet: () => false
+    }
+    const shortcut = makeSessionShortcut(callbacks)
+    const viaShortcut = (request: Partial<KvRequest>) => {
+      const replies: Array<unknown> = []
+      const taken = shortcut({ id: 42, traceparent: "", op: undefined, ...request }, (reply) => replies.push(reply))
+      return { taken, replies }
+    }
+    for (const op of [
+      { $case: "get", value: { key: "k" } },
+      { $case: "set", value: { key: "k", value: Buffer.from("v") } },
+      { $case: "set", value: { key: "busy", value: Buffer.alloc(0) } }
+    ] as const) {
+      expect(viaShortcut({ op })).toEqual({ taken: true, replies: [answer({ op }).reply] })
+    }
+    expect(viaShortcut({ op: { $case: "get", value: { key: "" } } })).toEqual({ taken: false, replies: [] })
+    expect(viaShortcut({ op: { $case: "delete", value: { key: "k" } } })).toEqual({ taken: false, replies: [] })
+    expect(viaShortcut({})).toEqual({ taken: false, replies: [] })
   })
 })

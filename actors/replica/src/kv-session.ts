@@ -3,7 +3,7 @@
  * under the request's id. A request never ends the session: a failure (bad argument, overload, unavailable
  * engine, even a defect) becomes that reply's `error`, with the status the unary call would have ended with.
  */
-import { statusOfCause, type TaggedFailure, withServerSpan } from "@reef/gateway"
+import { type SessionShortcut, statusOfCause, statusOfFailure, type TaggedFailure, withServerSpan } from "@reef/gateway"
 import {
   type CompareAndSetRequest,
   type CompareAndSetResponse,
@@ -72,4 +72,59 @@ export const makeSessionAnswerer =
         })
       }
     })
+  }
+
+/**
+ * Callback forms of the KV operations, for the session shortcut (gateway `SessionShortcut`): each calls `done`
+ * once with the response or the failure, or returns false to leave the request to the Effect operation (an
+ * invalid argument, say, which the Effect operation words and traces like any other failure).
+ */
+export interface KvCallbacks {
+  readonly get: (request: GetRequest, done: (outcome: GetResponse | TaggedFailure) => void) => boolean
+  readonly set: (request: SetRequest, done: (outcome: SetResponse | TaggedFailure) => void) => boolean
+  readonly delete: (request: DeleteRequest, done: (outcome: DeleteResponse | TaggedFailure) => void) => boolean
+  readonly compareAndSet: (
+    request: CompareAndSetRequest,
+    done: (outcome: CompareAndSetResponse | TaggedFailure) => void
+  ) => boolean
+}
+
+const isFailure = (outcome: object): outcome is TaggedFailure => "_tag" in outcome
+
+/** A session request answered through `ops` without a fiber; the reply is what the Effect path would send. */
+export const makeSessionShortcut =
+  (ops: KvCallbacks): SessionShortcut<KvRequest, KvReply> =>
+  (request, reply) => {
+    const answer =
+      <O extends object>(toResult: (response: O) => Result) =>
+      (outcome: O | TaggedFailure) => {
+        if (!isFailure(outcome)) return reply({ id: request.id, result: toResult(outcome) })
+        const status = statusOfFailure(outcome)
+        reply({ id: request.id, result: errorResult(status.code, status.reefCode, status.details) })
+      }
+    const op = request.op
+    switch (op?.$case) {
+      case "get":
+        return ops.get(
+          op.value,
+          answer((value: GetResponse) => ({ $case: "get", value }))
+        )
+      case "set":
+        return ops.set(
+          op.value,
+          answer((value: SetResponse) => ({ $case: "set", value }))
+        )
+      case "delete":
+        return ops.delete(
+          op.value,
+          answer((value: DeleteResponse) => ({ $case: "delete", value }))
+        )
+      case "compareAndSet":
+        return ops.compareAndSet(
+          op.value,
+          answer((value: CompareAndSetResponse) => ({ $case: "compareAndSet", value }))
+        )
+      case undefined:
+        return false
+    }
   }

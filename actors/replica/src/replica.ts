@@ -26,23 +26,24 @@ import {
   valueFromWire,
   valueToWire
 } from "@reef/nic"
+import { MessagingTracing } from "@reef/observability/tracing"
 import {
   CatchUpReply,
   CatchUpRequest,
   type CompareAndSetRequest,
-  CompareAndSetResponse,
+  type CompareAndSetResponse,
   type DeleteRequest,
-  DeleteResponse,
+  type DeleteResponse,
   EngineState,
   ErrorCode,
   type GetRequest,
-  GetResponse,
+  type GetResponse,
   KVService,
   KvBatch,
   type KvCommand,
   ReconfigureResponse,
   type SetRequest,
-  SetResponse,
+  type SetResponse,
   SnapshotChunkReply,
   SnapshotChunkRequest,
   type StateResponse
@@ -55,7 +56,7 @@ import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
-import { makeSessionAnswerer } from "./kv-session.js"
+import { makeSessionAnswerer, makeSessionShortcut } from "./kv-session.js"
 import { applyCommand, chainValue, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
 import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
@@ -116,6 +117,11 @@ const FROZEN_SNAPSHOT_TTL_MS = 60_000
 
 const sha256Chain: HashChain = (previous, bytes) => createHash("sha256").update(previous).update(bytes).digest("hex")
 
+interface ReadPoint {
+  readonly instance: number
+  readonly span: Tracer.Span | undefined
+}
+
 interface Applied {
   readonly result: KvResult
   readonly instance: number
@@ -136,6 +142,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
     const runSync = Runtime.runSync(runtime)
+    /** Whether spans are exported: without, a span per instance or per request is pure cost (a fiber each). */
+    const tracing = yield* MessagingTracing
     const maxKeyBytes = options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES
     const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
 
@@ -179,7 +187,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     // ---- applying decided batches (synchronous, in merged order) -------------------------------------------
     const onApplied = (batch: AppliedBatch) => {
-      const span = batch.values.length > 0 ? runSync(recordInstanceSpan(options.group, options.id, batch)) : undefined
+      const span =
+        tracing && batch.values.length > 0 ? runSync(recordInstanceSpan(options.group, options.id, batch)) : undefined
       appliedInstance = batch.instance
       if (singleEngine) decisions.append(batch.instance, batch.values)
       if (nextDecisionWaiters.length > 0) {
@@ -256,17 +265,26 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       })
     }
 
-    /** Proposes a command and waits until it is applied here (its result is this replica's answer). */
+    /**
+     * Queues a command for the next proposal. `onOutcome` gets its result once it is applied here (this
+     * replica's answer), or the reason it never will be. Returns the command's request id.
+     */
+    const enqueue = (op: KvCommand["op"], onOutcome: (outcome: Applied | HandlerError) => void): number => {
+      const request = nextRequest++
+      waiting.set(request, onOutcome)
+      if (outgoing.length === 0) setImmediate(proposeOutgoing)
+      outgoing.push({ request, op })
+      outgoingBytes += commandBytes(op)
+      if (outgoingBytes >= MAX_PROPOSAL_BYTES) proposeOutgoing()
+      return request
+    }
+
+    /** Proposes a command and waits until it is applied here. */
     const submit = (op: KvCommand["op"]): Effect.Effect<Applied, HandlerError> =>
       Effect.async<Applied, HandlerError>((resume) => {
-        const request = nextRequest++
-        waiting.set(request, (outcome) =>
+        const request = enqueue(op, (outcome) =>
           resume(outcome instanceof HandlerError ? Effect.fail(outcome) : Effect.succeed(outcome))
         )
-        if (outgoing.length === 0) setImmediate(proposeOutgoing)
-        outgoing.push({ request, op })
-        outgoingBytes += commandBytes(op)
-        if (outgoingBytes >= MAX_PROPOSAL_BYTES) proposeOutgoing()
         return Effect.sync(() => waiting.delete(request))
       })
 
@@ -286,32 +304,60 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       })
     }
 
-    /** Resolves once a barrier proposed after this call is applied: the state then reflects every earlier write. */
-    const readPoint = Effect.async<{ instance: number; span: Tracer.Span | undefined }, HandlerError>((resume) => {
+    /** Calls `onPoint` once a barrier proposed after this call is applied: the state then reflects every earlier write. */
+    const awaitReadPoint = (onPoint: (point: ReadPoint | HandlerError) => void) => {
       const step = onRead(barrier, (instance, span) =>
-        resume(
-          instance < 0
-            ? Effect.fail(unavailable("read barrier could not be proposed"))
-            : Effect.succeed({ instance, span })
-        )
+        onPoint(instance < 0 ? unavailable("read barrier could not be proposed") : { instance, span })
       )
       barrier = step.state
       if (step.propose) proposeBarrier()
-    })
+    }
+    const readPoint = Effect.async<ReadPoint, HandlerError>((resume) =>
+      awaitReadPoint((point) => resume(point instanceof HandlerError ? Effect.fail(point) : Effect.succeed(point)))
+    )
 
     // ---- gRPC -----------------------------------------------------------------------------------------------
-    const checkKey = (key: string) =>
+    /** What is wrong with a key or a value, if anything (the reason of an INVALID_ARGUMENT). */
+    const keyProblem = (key: string): string | undefined =>
       key === ""
-        ? Effect.fail(new InvalidRequestError({ field: "key", reason: "must not be empty" }))
+        ? "must not be empty"
         : Buffer.byteLength(key) > maxKeyBytes
-          ? Effect.fail(new InvalidRequestError({ field: "key", reason: `longer than ${maxKeyBytes} bytes` }))
-          : Effect.void
-    const checkValue = (field: string, value: Uint8Array) =>
-      value.length > maxValueBytes
-        ? Effect.fail(
-            new InvalidRequestError({ field, reason: `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` })
-          )
-        : Effect.void
+          ? `longer than ${maxKeyBytes} bytes`
+          : undefined
+    const valueProblem = (value: Uint8Array): string | undefined =>
+      value.length > maxValueBytes ? `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` : undefined
+    const invalidIf = (field: string, reason: string | undefined) =>
+      reason === undefined ? Effect.void : Effect.fail(new InvalidRequestError({ field, reason }))
+    const checkKey = (key: string) => invalidIf("key", keyProblem(key))
+    const checkValue = (field: string, value: Uint8Array) => invalidIf(field, valueProblem(value))
+
+    // Responses, the same from the Effect handlers and from the session shortcut.
+    const getResponse = (key: string, instance: number): GetResponse => {
+      const record = kv.records.get(key)
+      return {
+        found: record !== undefined,
+        value: record ? Buffer.from(record.value) : Buffer.alloc(0),
+        version: record?.version ?? 0,
+        instance
+      }
+    }
+    const setResponse = ({ result, instance }: Applied): SetResponse => ({
+      instance,
+      version: result._tag === "Set" ? result.version : 0
+    })
+    const deleteResponse = ({ result, instance }: Applied): DeleteResponse => ({
+      existed: result._tag === "Delete" && result.existed,
+      instance
+    })
+    const compareAndSetResponse = ({ result, instance }: Applied): CompareAndSetResponse => {
+      const current = result._tag === "CompareAndSet" ? result.current : undefined
+      return {
+        swapped: result._tag === "CompareAndSet" && result.swapped,
+        current: current ? Buffer.from(current) : Buffer.alloc(0),
+        currentFound: current !== undefined,
+        instance
+      }
+    }
 
     /** Links the client's server span to the consensus instance that decided its command. */
     const linkInstance = (span: Tracer.Span | undefined) =>
@@ -365,13 +411,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         yield* checkKey(request.key)
         const point = yield* readPoint
         yield* linkInstance(point.span)
-        const record = kv.records.get(request.key)
-        return GetResponse.fromPartial({
-          found: record !== undefined,
-          value: record ? Buffer.from(record.value) : Buffer.alloc(0),
-          version: record?.version ?? 0,
-          instance: point.instance
-        })
+        return getResponse(request.key, point.instance)
       })
     const set = (request: SetRequest) =>
       Effect.gen(function* () {
@@ -379,20 +419,14 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         yield* checkValue("value", request.value)
         const applied = yield* submit({ $case: "set", value: request })
         yield* linkInstance(applied.span)
-        return SetResponse.fromPartial({
-          instance: applied.instance,
-          version: applied.result._tag === "Set" ? applied.result.version : 0
-        })
+        return setResponse(applied)
       })
     const del = (request: DeleteRequest) =>
       Effect.gen(function* () {
         yield* checkKey(request.key)
         const applied = yield* submit({ $case: "delete", value: request })
         yield* linkInstance(applied.span)
-        return DeleteResponse.fromPartial({
-          existed: applied.result._tag === "Delete" && applied.result.existed,
-          instance: applied.instance
-        })
+        return deleteResponse(applied)
       })
     const compareAndSet = (request: CompareAndSetRequest) =>
       Effect.gen(function* () {
@@ -401,26 +435,56 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         yield* checkValue("expected", request.expected)
         const applied = yield* submit({ $case: "compareAndSet", value: request })
         yield* linkInstance(applied.span)
-        const result = applied.result
-        const swapped = result._tag === "CompareAndSet" && result.swapped
-        const current = result._tag === "CompareAndSet" ? result.current : undefined
-        return CompareAndSetResponse.fromPartial({
-          swapped,
-          current: current ? Buffer.from(current) : Buffer.alloc(0),
-          currentFound: current !== undefined,
-          instance: applied.instance
-        })
+        return compareAndSetResponse(applied)
       })
     const answerInSession = makeSessionAnswerer({ get, set, delete: del, compareAndSet }, (message, cause) =>
       runFork(Effect.logError(message, cause).pipe(Effect.annotateLogs({ replica: options.id })))
     )
+    /**
+     * Session requests without a fiber each when nothing traces them (with tracing, every request is a server
+     * span linked to its instance, which the Effect handlers make). Invalid ones still take the Effect path.
+     */
+    const orFailure =
+      <O>(done: (outcome: O | HandlerError) => void, response: (applied: Applied) => O) =>
+      (outcome: Applied | HandlerError) =>
+        done(outcome instanceof HandlerError ? outcome : response(outcome))
+    const shortcut = makeSessionShortcut({
+      get: (request, done) => {
+        if (keyProblem(request.key) !== undefined) return false
+        awaitReadPoint((point) =>
+          done(point instanceof HandlerError ? point : getResponse(request.key, point.instance))
+        )
+        return true
+      },
+      set: (request, done) => {
+        if (keyProblem(request.key) !== undefined || valueProblem(request.value) !== undefined) return false
+        enqueue({ $case: "set", value: request }, orFailure(done, setResponse))
+        return true
+      },
+      delete: (request, done) => {
+        if (keyProblem(request.key) !== undefined) return false
+        enqueue({ $case: "delete", value: request }, orFailure(done, deleteResponse))
+        return true
+      },
+      compareAndSet: (request, done) => {
+        if (
+          keyProblem(request.key) !== undefined ||
+          valueProblem(request.value) !== undefined ||
+          valueProblem(request.expected) !== undefined
+        ) {
+          return false
+        }
+        enqueue({ $case: "compareAndSet", value: request }, orFailure(done, compareAndSetResponse))
+        return true
+      }
+    })
 
     const service = grpcService(KVService, {
       get,
       set,
       delete: del,
       compareAndSet,
-      session: answerInSession,
+      session: tracing ? answerInSession : { answer: answerInSession, shortcut },
       state: () => stateResponse,
       reconfigure: (request) =>
         Effect.gen(function* () {

@@ -52,6 +52,20 @@ export type ServerStreamHandler<I, O, R> = (request: I, call: CallInfo) => Strea
 /** One request of a bidirectional session to its reply (failures included in the reply). */
 export type SessionHandler<I, O, R> = (request: I, call: CallInfo) => Effect.Effect<O, never, R>
 
+/**
+ * Takes a session request without a fiber, or returns false to leave it to the session's Effect handler. It
+ * may call `reply` at once or later, exactly once. For a hot path whose answer comes from a callback anyway:
+ * a replica answers a write when consensus has decided it, and there a fiber per request (its FiberRefs, its
+ * `Effect.async`, its observer) costs more CPU than everything else the replica does for the write.
+ */
+export type SessionShortcut<I, O> = (request: I, reply: (response: O) => void) => boolean
+
+/** A session whose requests try `shortcut` first, then run `answer`. */
+export interface SessionHandlers<I, O, R> {
+  readonly answer: SessionHandler<I, O, R>
+  readonly shortcut: SessionShortcut<I, O>
+}
+
 type RequestOf<M> = M extends MethodDefinition<infer I, any> ? I : never
 type ResponseOf<M> = M extends MethodDefinition<any, infer O> ? O : never
 
@@ -61,7 +75,7 @@ export type EffectHandler<M, R> = M extends { readonly requestStream: false; rea
   : M extends { readonly requestStream: false; readonly responseStream: true }
     ? ServerStreamHandler<RequestOf<M>, ResponseOf<M>, R>
     : M extends { readonly requestStream: true; readonly responseStream: true }
-      ? SessionHandler<RequestOf<M>, ResponseOf<M>, R>
+      ? SessionHandler<RequestOf<M>, ResponseOf<M>, R> | SessionHandlers<RequestOf<M>, ResponseOf<M>, R>
       : never
 
 /** One Effect handler per method of a grpc-js service definition (e.g. ts-proto's `ClusterService`). */
@@ -234,15 +248,19 @@ export const MAX_SESSION_IN_FLIGHT = 4096
  * shutdown finds it like any stream).
  */
 export const sessionHandler =
-  <I, O, R>(runner: CallRunner<R>, path: string, handler: SessionHandler<I, O, R>) =>
+  <I, O, R>(runner: CallRunner<R>, path: string, handlers: SessionHandler<I, O, R> | SessionHandlers<I, O, R>) =>
   (call: ServerDuplexStream<I, O>): void => {
     const info = callInfo(path, call)
+    const { answer: handler, shortcut } = typeof handlers === "function" ? { answer: handlers } : handlers
     const inFlight = new Set<Fiber.RuntimeFiber<O>>()
+    /** Requests a shortcut took and has not answered yet. */
+    let shortcutsInFlight = 0
+    const inFlightCount = () => inFlight.size + shortcutsInFlight
     let halfClosed = false
     let shuttingDown = false
     let ended = false
     const endIfDone = () => {
-      if (ended || call.cancelled || inFlight.size > 0 || !(halfClosed || shuttingDown)) return
+      if (ended || call.cancelled || inFlightCount() > 0 || !(halfClosed || shuttingDown)) return
       ended = true
       session.unsafeInterruptAsFork(FiberId.none)
       if (halfClosed) call.end()
@@ -255,14 +273,37 @@ export const sessionHandler =
       call.pause()
       endIfDone()
     })
+    const resumeIfRoom = () => {
+      if (!shuttingDown && call.isPaused() && inFlightCount() < MAX_SESSION_IN_FLIGHT) call.resume()
+    }
+    const tryShortcut = (request: I): boolean => {
+      if (shortcut === undefined) return false
+      let answered = false
+      shortcutsInFlight++
+      const taken = shortcut(request, (response) => {
+        if (answered) return
+        answered = true
+        shortcutsInFlight--
+        resumeIfRoom()
+        if (call.cancelled) return
+        call.write(response)
+        endIfDone()
+      })
+      if (!taken && !answered) shortcutsInFlight--
+      return taken
+    }
     call.on("data", (request: I) => {
       if (shuttingDown) return
+      if (tryShortcut(request)) {
+        if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
+        return
+      }
       const fiber = runner.runUnary(Effect.suspend(() => handler(request, info)))
       inFlight.add(fiber)
-      if (inFlight.size >= MAX_SESSION_IN_FLIGHT) call.pause()
+      if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
       fiber.addObserver((exit) => {
         inFlight.delete(fiber)
-        if (!shuttingDown && call.isPaused() && inFlight.size < MAX_SESSION_IN_FLIGHT) call.resume()
+        resumeIfRoom()
         if (call.cancelled) return
         if (Exit.isSuccess(exit)) call.write(exit.value)
         else if (!Cause.isInterruptedOnly(exit.cause)) {
@@ -301,7 +342,7 @@ export const implement = <D extends ServiceDefinition, R>(
       throw new Error(`${method.path}: client-streaming methods are not supported`)
     }
     implementation[key] = method.requestStream
-      ? sessionHandler(runner, method.path, handler as SessionHandler<any, any, R>)
+      ? sessionHandler(runner, method.path, handler as SessionHandler<any, any, R> | SessionHandlers<any, any, R>)
       : method.responseStream
         ? serverStreamHandler(runner, method.path, handler as ServerStreamHandler<any, any, R>)
         : unaryHandler(runner, method.path, handler as UnaryHandler<any, any, R>)

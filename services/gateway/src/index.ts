@@ -55,6 +55,8 @@ export {
   rawGrpcService,
   type ServerStreamHandler,
   type SessionHandler,
+  type SessionHandlers,
+  type SessionShortcut,
   serverStreamHandler,
   serviceNameOf,
   sessionHandler,

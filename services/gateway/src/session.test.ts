@@ -98,6 +98,50 @@ describe("gRPC sessions (bidirectional methods)", () => {
     })
   )
 
+  it.scopedLive(
+    "a shortcut takes requests without a fiber, answers once, and the call still ends after its replies",
+    () =>
+      Effect.gen(function* () {
+        /** Replies the shortcut still owes, by request id. */
+        const owed = new Map<string, (response: string) => void>()
+        const server = yield* serveGrpc({
+          services: [
+            grpcService(EchoService, {
+              session: {
+                answer: (request: string) => Effect.succeed(`${request} by fiber`),
+                shortcut: (request, reply) => {
+                  const [id, command] = request.split(":")
+                  if (command === "now") {
+                    reply(`${id}:now by shortcut`)
+                    reply(`${id}:now twice`)
+                    return true
+                  }
+                  if (command !== "later") return false
+                  owed.set(id!, reply)
+                  return true
+                }
+              }
+            })
+          ]
+        })
+        const session = yield* openSession(server.address)
+        session.stream.write("1:later")
+        session.stream.write("2:now")
+        session.stream.write("3:other")
+        yield* until(() => session.replies.length === 2)
+        expect([...session.replies].sort()).toEqual(["2:now by shortcut", "3:other by fiber"])
+        session.stream.end()
+        // Half-closed while the shortcut still owes a reply: the call stays open for it.
+        yield* Effect.sleep("50 millis")
+        expect(session.ended()).toBe(false)
+        owed.get("1")!("1:later by shortcut")
+        yield* until(() => session.ended())
+        expect(session.replies).toHaveLength(3)
+        expect(session.replies[2]).toBe("1:later by shortcut")
+        expect(session.error()).toBeUndefined()
+      })
+  )
+
   it.scopedLive("a request that dies goes unanswered and is logged; the session goes on", () =>
     Effect.gen(function* () {
       const server = yield* serveGrpc({
