@@ -1,7 +1,7 @@
 import { type PopucValueKind, PopucWire } from "@reef/proto"
 import { describe, expect, it } from "vitest"
 import { clientValue, heartbeatValue, type RoundMsg } from "./core/index.js"
-import { decodeWire, encodeWire } from "./wire.js"
+import { decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"
 
 describe("POPUC wire", () => {
   it("round-trips a round message and a sync-start message", () => {
@@ -14,7 +14,10 @@ describe("POPUC wire", () => {
       decided: [{ proposer: "r2", seq: 1, kind: "client" }]
     }
     const decoded = decodeWire("g", encodeWire("g", "r1", round, 42))
-    expect(decoded).toEqual({ _tag: "Ok", from: "r1", sentAtUs: 42, msg: round })
+    expect(decoded).toMatchObject({ _tag: "Ok", from: "r1", sentAtUs: 42 })
+    // Payloads come out as the decoder's Buffers; with buffers of their own they equal the originals.
+    const msg = decoded._tag === "Ok" && decoded.msg._tag === "Round" ? decoded.msg : undefined
+    expect({ ...msg, values: msg?.values.map(ownPayload) }).toEqual(round)
     const start = decodeWire("g", encodeWire("g", "r3", { _tag: "StartRequest" }, 1))
     expect(start._tag === "Ok" && start.msg).toEqual({ _tag: "StartRequest" })
   })
@@ -48,5 +51,20 @@ describe("POPUC wire", () => {
       }
     }).finish()
     expect(decodeWire("g", badKind)._tag).toBe("Invalid")
+  })
+
+  it("a value that leaves the engine gets a buffer of its own, exactly its payload's size", () => {
+    const small = clientValue("r1", 1, new Uint8Array([1, 2, 3]))
+    const round: RoundMsg = { _tag: "Round", instance: 1, round: 1, values: [small], locked: [], decided: [] }
+    const decoded = decodeWire("g", encodeWire("g", "r1", round, 0))
+    const inMessage = decoded._tag === "Ok" && decoded.msg._tag === "Round" ? decoded.msg.values[0]! : undefined
+    // Decoded in place: a small payload sits in a buffer shared with others (a structured clone copies it whole).
+    expect(inMessage?.payload.buffer.byteLength).toBeGreaterThan(3)
+    for (const own of [ownPayload(inMessage!), valueFromWire(valueToWire(inMessage!))!]) {
+      expect(own).toEqual(small)
+      expect(own.payload.buffer.byteLength).toBe(3)
+    }
+    const heartbeat = heartbeatValue("r2", 1)
+    expect(ownPayload(heartbeat)).toBe(heartbeat)
   })
 })

@@ -5,7 +5,7 @@
  */
 // The subpath keeps the engine thread free of the other schemas and of grpc-js (one isolate each).
 import { type PopucValue, PopucValueKind, PopucWire } from "@reef/proto/popuc"
-import type { ProcessId, Value, ValueKind, WireMsg } from "./core/index.js"
+import { EMPTY_PAYLOAD, type ProcessId, type Value, type ValueKind, type WireMsg } from "./core/index.js"
 import type { ValueRef } from "./core/types.js"
 
 const kindToWire: Record<ValueKind, PopucValueKind> = {
@@ -33,11 +33,29 @@ export const valueToWire = (v: Value): PopucValue => ({
   members: [...v.members]
 })
 
-/** Undefined when the value is not well formed (unknown kind, empty proposer, negative seq). */
-export const valueFromWire = (v: PopucValue): Value | undefined => {
+/**
+ * The value a decoded message carries; undefined when it is not well formed (unknown kind, empty proposer,
+ * negative seq). Its payload is the decoder's buffer, which may be a slice of a pool shared with other
+ * payloads: fine inside the engine, but it must be copied before it crosses a thread (see `ownPayload`).
+ */
+const valueInMessage = (v: PopucValue): Value | undefined => {
   const kind = kindFromWire(v.kind)
   if (kind === undefined || v.proposer === "" || !Number.isSafeInteger(v.seq) || v.seq < 0) return undefined
-  return { proposer: v.proposer, seq: v.seq, kind, payload: new Uint8Array(v.payload), members: v.members }
+  const payload = v.payload.byteLength === 0 ? EMPTY_PAYLOAD : v.payload
+  return { proposer: v.proposer, seq: v.seq, kind, payload, members: v.members }
+}
+
+/**
+ * `v` with a payload in an ArrayBuffer of its own, exactly its size: what may be posted to another thread
+ * (a structured clone copies a view's whole buffer) or transferred there.
+ */
+export const ownPayload = (v: Value): Value =>
+  v.payload.byteLength === 0 ? v : { ...v, payload: new Uint8Array(v.payload) }
+
+/** Like the values of `decodeWire`, with a payload of its own (values handed over by a peer's host). */
+export const valueFromWire = (v: PopucValue): Value | undefined => {
+  const value = valueInMessage(v)
+  return value === undefined ? undefined : ownPayload(value)
 }
 
 export const encodeWire = (group: string, from: ProcessId, msg: WireMsg, sentAtUs: number): Uint8Array =>
@@ -89,9 +107,10 @@ export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
   const round = msg.value
   if (!Number.isSafeInteger(round.instance) || round.instance < 1) return invalid(`bad instance ${round.instance}`)
   if (!Number.isSafeInteger(round.round) || round.round < 1) return invalid(`bad round ${round.round}`)
+  // Most values of a round-2 message are already known here and dropped at once: no copy for them.
   const values: Array<Value> = []
   for (const v of round.values) {
-    const value = valueFromWire(v)
+    const value = valueInMessage(v)
     if (value === undefined) return invalid(`bad value from "${v.proposer}"`)
     values.push(value)
   }

@@ -87,6 +87,7 @@ export {
   clientValue,
   compareIds,
   compareValues,
+  EMPTY_PAYLOAD,
   heartbeatValue,
   membershipValue,
   sameValue,

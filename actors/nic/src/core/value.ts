@@ -5,7 +5,8 @@
  */
 import type { ProcessId, Value, ValueRef } from "./types.js"
 
-const EMPTY = new Uint8Array(0)
+/** The payload of every value without one (heartbeats, membership changes). */
+export const EMPTY_PAYLOAD = new Uint8Array(0)
 
 /** The identity of a value: two values with the same key are the same value. */
 export const valueKey = (v: ValueRef): string => `${v.proposer}${v.kind === "heartbeat" ? "#h" : "#"}${v.seq}`
@@ -41,7 +42,7 @@ export const heartbeatValue = (proposer: ProcessId, instance: number): Value => 
   proposer,
   seq: instance,
   kind: "heartbeat",
-  payload: EMPTY,
+  payload: EMPTY_PAYLOAD,
   members: []
 })
 
@@ -49,7 +50,7 @@ export const membershipValue = (proposer: ProcessId, seq: number, members: Reado
   proposer,
   seq,
   kind: "membership",
-  payload: EMPTY,
+  payload: EMPTY_PAYLOAD,
   members: sortIds(members)
 })
 
