@@ -43,9 +43,12 @@ export class DecisionLog {
     if (instance <= this.last) return
     if (this.entries.size === 0) this.first = instance
     this.last = instance
-    // A decided value's payload is a view into the whole message it arrived in: keep a copy of just the
-    // payload, or one retained value would keep its entire batch alive and the byte bound would be a fiction.
-    const kept = values.map((v) => ({ ...v, payload: v.payload.slice() }))
+    // A payload that is a view into a larger buffer (the whole message it arrived in) is copied, or one
+    // retained value would keep that entire buffer alive and the byte bound would be a fiction. The engine's
+    // deliveries already come in buffers of their own.
+    const kept = values.map((v) =>
+      v.payload.byteLength === v.payload.buffer.byteLength ? v : { ...v, payload: v.payload.slice() }
+    )
     const bytes = kept.reduce((sum, v) => sum + valueBytes(v), 0)
     this.entries.set(instance, { values: kept, bytes })
     this.bytes += bytes
