@@ -13,6 +13,7 @@ import {
   type ProcessId,
   type RoundMsg,
   type RoundTimerConfig,
+  roundPeriodMs,
   scheduleOf,
   stepTob,
   type TobInput,
@@ -156,6 +157,19 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   /** The last round timer armed: a chained one is measured from its deadline. */
   let lastTimer: ArmedTimer | undefined
   /**
+   * A round timer that runs more than one interaction (ΔI) after its deadline means this thread did not run
+   * for that long: the process, or the whole machine, was stalled (descheduled, paused), and its peers most
+   * likely were too, so their messages of this round are only now being sent, by threads that all resume
+   * with a backlog. Closing the round at once would suspect them for this thread's own stall, and enough of
+   * those make a correct replica self-quit (measured here: pausing all 3 replicas of a group for 60 ms every
+   * 400 ms under load cost 5 self-quits in 15 s). Such a timer gets one more round period, once; the round
+   * still closes as soon as every awaited peer is heard from. Closing a round later than its timer is always
+   * safe (App. A: safety does not depend on timing); a peer that really crashed is suspected one period
+   * later, and only when this thread was late itself.
+   */
+  const stallThresholdMs = config.roundTimer.interactionMs
+  const stallGraceMs = roundPeriodMs(config.roundTimer)
+  /**
    * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
    * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
    * joiner could not take part in that instance and would fall behind again.
@@ -218,10 +232,16 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           lastRoundStartMs = o.round === 0 ? undefined : now
           const starts = roundStarts.get(o.instance) ?? []
           if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
-          lastTimer = { instance: o.instance, deadline: timerDeadline(o, now, lastTimer) }
-          io.setTimer(Math.max(0, lastTimer.deadline - now), () =>
-            apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
-          )
+          // A chain that fell behind the clock (the previous round closed late, after a stall) would close
+          // this round before any peer could answer: it gets a round period from now instead.
+          const chained = timerDeadline(o, now, lastTimer)
+          const deadline = chained < now ? now + stallGraceMs : chained
+          lastTimer = { instance: o.instance, deadline }
+          const timeout = () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
+          io.setTimer(Math.max(0, deadline - now), () => {
+            if (io.nowMs() - deadline > stallThresholdMs) io.setTimer(stallGraceMs, timeout)
+            else timeout()
+          })
           break
         }
         case "Learned":
