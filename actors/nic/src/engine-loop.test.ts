@@ -31,6 +31,12 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
     queue.sort((a, b) => a.at - b.at || a.seq - b.seq)
   }
   const events = new Map<string, Array<EngineEvent>>(ids.map((id) => [id, []]))
+  /** Engines that stopped: they neither send, receive nor time out any more. */
+  const crashed = new Set<string>()
+  const deliver = (to: string, bytes: Uint8Array) =>
+    schedule(latencyMs, () => {
+      if (!crashed.has(to)) loops.get(to)!.onWire(bytes)
+    })
   const loops = new Map<string, EngineLoop>()
   for (const id of ids) {
     loops.set(
@@ -49,18 +55,23 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
         },
         {
           send: (to, bytes) => {
+            if (crashed.has(id)) return
             sends.toOne++
-            schedule(latencyMs, () => loops.get(to)!.onWire(bytes))
+            deliver(to, bytes)
           },
           ...(options.groupSend === true
             ? {
                 sendToAll: (bytes: Uint8Array) => {
+                  if (crashed.has(id)) return
                   sends.toAll++
-                  for (const to of ids) if (to !== id) schedule(latencyMs, () => loops.get(to)!.onWire(bytes))
+                  for (const to of ids) if (to !== id) deliver(to, bytes)
                 }
               }
             : {}),
-          setTimer: (afterMs, fire) => schedule(afterMs, fire),
+          setTimer: (afterMs, fire) =>
+            schedule(afterMs, () => {
+              if (!crashed.has(id)) fire()
+            }),
           nowMs: () => now,
           wallUs: () => now * 1000,
           emit: (event) => events.get(id)!.push(event)
@@ -96,7 +107,18 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
     }
     now = until
   }
-  return { ids, loops, events, runUntil, runFor, stall, delivered, sends, now: () => now }
+  return {
+    ids,
+    loops,
+    events,
+    runUntil,
+    runFor,
+    stall,
+    crash: (id: string) => crashed.add(id),
+    delivered,
+    sends,
+    now: () => now
+  }
 }
 
 describe("engine loop", () => {
@@ -174,5 +196,23 @@ describe("engine loop", () => {
       expect(c.delivered(id)).toEqual(c.delivered("r1"))
     }
     expect(c.delivered("r1")).toHaveLength(3 * 41)
+  })
+
+  it("a crashed peer is still suspected at its round's timer: the stall grace is only for a thread that heard nothing", () => {
+    const c = cluster(3, { latencyMs: 1, closeOnAllHeard: true, groupSend: true })
+    const r1 = c.loops.get("r1")!
+    r1.onCommand({ _tag: "Broadcast", requestId: 1, payload: new TextEncoder().encode("a") })
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 1))
+    c.crash("r3")
+    const crashedAt = c.now()
+    r1.onCommand({ _tag: "Broadcast", requestId: 2, payload: new TextEncoder().encode("b") })
+    c.runUntil(() => ["r1", "r2"].every((id) => c.delivered(id).length === 2))
+    // Round 1 waits its timer (one round period, 6.1 ms) for r3, round 2 closes on the others' messages. With
+    // the stall grace it would wait another period.
+    expect(c.now() - crashedAt).toBeLessThan(2 * 6.1)
+    for (const id of ["r1", "r2"]) {
+      expect(c.delivered(id)).toEqual(["a", "b"])
+      expect(c.events.get(id)!.filter((e) => e._tag === "Crashed")).toEqual([])
+    }
   })
 })

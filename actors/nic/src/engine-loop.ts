@@ -157,18 +157,22 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   /** The last round timer armed: a chained one is measured from its deadline. */
   let lastTimer: ArmedTimer | undefined
   /**
-   * A round timer that runs more than one interaction (ΔI) after its deadline means this thread did not run
-   * for that long: the process, or the whole machine, was stalled (descheduled, paused), and its peers most
-   * likely were too, so their messages of this round are only now being sent, by threads that all resume
+   * Stalls. A round timer that runs more than one interaction (ΔI) after its deadline means this thread did
+   * not run for that long; one that expires with not a single message heard since it was armed means no peer
+   * could reach this thread for a whole round (with at most t crashed, some peer is alive and sends every
+   * round). Either way the process, or the whole machine, was most likely stalled (descheduled, paused) and
+   * its peers with it, so their messages of this round are only now being sent, by threads that all resume
    * with a backlog. Closing the round at once would suspect them for this thread's own stall, and enough of
    * those make a correct replica self-quit (measured here: pausing all 3 replicas of a group for 60 ms every
-   * 400 ms under load cost 5 self-quits in 15 s). Such a timer gets one more round period, once; the round
+   * 400 ms under load cost 5-9 self-quits in 15 s). Such a timer gets one more round period, once; the round
    * still closes as soon as every awaited peer is heard from. Closing a round later than its timer is always
-   * safe (App. A: safety does not depend on timing); a peer that really crashed is suspected one period
-   * later, and only when this thread was late itself.
+   * safe (App. A: safety does not depend on timing); a peer that really crashed is still suspected on time
+   * whenever this thread ran on time and heard from the others.
    */
   const stallThresholdMs = config.roundTimer.interactionMs
   const stallGraceMs = roundPeriodMs(config.roundTimer)
+  /** When the last well-formed engine message arrived. */
+  let lastHeardMs = Number.NEGATIVE_INFINITY
   /**
    * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
    * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
@@ -239,7 +243,9 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           lastTimer = { instance: o.instance, deadline }
           const timeout = () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
           io.setTimer(Math.max(0, deadline - now), () => {
-            if (io.nowMs() - deadline > stallThresholdMs) io.setTimer(stallGraceMs, timeout)
+            const late = io.nowMs() - deadline > stallThresholdMs
+            const heardNothing = o.round > 0 && lastHeardMs < now
+            if (late || heardNothing) io.setTimer(stallGraceMs, timeout)
             else timeout()
           })
           break
@@ -357,6 +363,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         io.emit({ _tag: "Dropped", reason: decoded.reason })
         return
       }
+      lastHeardMs = io.nowMs()
       interaction.record(Math.max(0, (io.wallUs() - decoded.sentAtUs) / 1000))
       if (decoded.msg._tag === "Round") {
         recent.push({ from: decoded.from, msg: decoded.msg })
