@@ -10,6 +10,8 @@
  *              once every peer is heard from: Set throughput at 128 in flight, and one client's write latency
  *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
  *   failover   kill one replica of 5 under load: stall and throughput before/after; same with etcd's leader
+ *   stalls     N = 3 under load while every replica process is paused (SIGSTOP) for 60 ms every 400 ms, the
+ *              way a shared machine or a VM stalls a whole group at once: self-quits and throughput
  *
  * Writes bench/results/popuc.json and bench/results/popuc.svg (throughput vs N per system).
  */
@@ -112,6 +114,7 @@ export const run = async (quick: boolean) => {
   let failover: Record<string, number> = {}
   let saturated: Record<string, number> = {}
   const timed: Record<string, Record<string, number>> = {}
+  let stalls: Record<string, number> = {}
   const warmUp = (addresses: ReadonlyArray<string>) =>
     runKvLoad({ addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
 
@@ -286,6 +289,47 @@ export const run = async (quick: boolean) => {
         }
       }).pipe(Effect.scoped)
     }
+    // Whole-group stalls: every replica paused at once, again and again, under load. A replica that blamed
+    // its peers for a stall they shared would self-quit (see the engine loop's stall grace).
+    yield* Effect.gen(function* () {
+      const group = yield* startGroup(nats.url, 3, "stalls")
+      yield* warmUp(group.addresses)
+      const before = sumEngines(yield* engineStates(group))
+      const pauseMs = 60
+      const everyMs = 400
+      let pauses = 0
+      const pauseAll = () => {
+        pauses++
+        for (const child of group.children) if (child.pid !== undefined) process.kill(child.pid, "SIGSTOP")
+        setTimeout(() => {
+          for (const child of group.children) if (child.pid !== undefined) process.kill(child.pid, "SIGCONT")
+        }, pauseMs)
+      }
+      const load = yield* Effect.acquireUseRelease(
+        Effect.sync(() => setInterval(pauseAll, everyMs)),
+        () =>
+          runKvLoad({
+            addresses: group.addresses,
+            mode: "colocated",
+            op: "set",
+            concurrency: plan.concurrency,
+            durationMs: 2 * plan.loadMs
+          }),
+        (timer) => Effect.sync(() => clearInterval(timer))
+      )
+      // The last pause must be over before the engines are asked for their state.
+      yield* Effect.sleep(`${2 * pauseMs} millis`)
+      const after = sumEngines(yield* engineStates(group))
+      stalls = {
+        n: 3,
+        pauseMs,
+        everyMs,
+        pauses,
+        setPerSec: round(load.throughputPerSec, 0),
+        errors: load.errors,
+        selfQuits: after.selfQuits - before.selfQuits
+      }
+    }).pipe(Effect.scoped)
   })
   await Effect.runPromise(Effect.scoped(reef as Effect.Effect<void, unknown, Scope.Scope>))
 
@@ -389,6 +433,7 @@ export const run = async (quick: boolean) => {
     redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
     failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
     saturation: saturated,
+    stalls,
     roundClose: {
       default: "allHeard: a round closes once every peer not suspected is heard from (timer: the paper's timed rounds)",
       ...timed
@@ -482,6 +527,11 @@ export const run = async (quick: boolean) => {
       t.roundTimeP50Ms,
       t.selfQuits
     ])
+  )
+  printTable(
+    `Whole-group stalls (N = 3, ${plan.concurrency} in flight): every replica paused ${stalls.pauseMs} ms every ${stalls.everyMs} ms`,
+    ["pauses", "set/s", "errors", "self-quits"],
+    [[stalls.pauses, stalls.setPerSec, stalls.errors, stalls.selfQuits]]
   )
   printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
 
