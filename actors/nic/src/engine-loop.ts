@@ -242,10 +242,11 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           const deadline = chained < now ? now + stallGraceMs : chained
           lastTimer = { instance: o.instance, deadline }
           const timeout = () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
+          // Round 0 is the idle gap: nobody is suspected at its end, so a stall is no reason to wait longer.
           io.setTimer(Math.max(0, deadline - now), () => {
             const late = io.nowMs() - deadline > stallThresholdMs
-            const heardNothing = o.round > 0 && lastHeardMs < now
-            if (late || heardNothing) io.setTimer(stallGraceMs, timeout)
+            const heardNothing = lastHeardMs < now
+            if (o.round > 0 && (late || heardNothing)) io.setTimer(stallGraceMs, timeout)
             else timeout()
           })
           break
