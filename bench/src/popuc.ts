@@ -21,7 +21,7 @@ import { startNatsServer } from "@reef/kernel"
 import type { DeploymentMode } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { longestGapMs, rateBetween, runKvLoad } from "./kv-load.js"
+import { type KvLoadOptions, longestGapMs, rateBetween, runKvLoad } from "./kv-load.js"
 import {
   buildEtcdLoad,
   etcdLoadAvailable,
@@ -115,8 +115,10 @@ export const run = async (quick: boolean) => {
   let saturated: Record<string, number> = {}
   const timed: Record<string, Record<string, number>> = {}
   let stalls: Record<string, number> = {}
-  const warmUp = (addresses: ReadonlyArray<string>) =>
-    runKvLoad({ addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
+  /** Colocated writes, `plan.concurrency` in flight unless `options` says otherwise. */
+  const writes = (addresses: ReadonlyArray<string>, durationMs: number, options: Partial<KvLoadOptions> = {}) =>
+    runKvLoad({ addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs, ...options })
+  const warmUp = (addresses: ReadonlyArray<string>) => writes(addresses, plan.warmUpMs)
 
   const reef = Effect.gen(function* () {
     const nats = yield* startNatsServer({ jetstream: false })
@@ -207,13 +209,7 @@ export const run = async (quick: boolean) => {
           // Saturation: as many writes in flight as the etcd comparison below uses (engine stats around it,
           // so its self-quits are told apart from the failure-free runs above).
           const beforeSaturation = sumEngines(yield* engineStates(group))
-          const load = yield* runKvLoad({
-            addresses: group.addresses,
-            mode: "colocated",
-            op: "set",
-            concurrency: plan.saturation,
-            durationMs: plan.loadMs
-          })
+          const load = yield* writes(group.addresses, plan.loadMs, { concurrency: plan.saturation })
           const afterSaturation = sumEngines(yield* engineStates(group))
           saturated = {
             inFlight: plan.saturation,
@@ -232,12 +228,7 @@ export const run = async (quick: boolean) => {
           const killAtMs = 3_000
           const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
           const victim = group.children[4]!
-          const load = yield* runKvLoad({
-            addresses: group.addresses,
-            mode: "colocated",
-            op: "set",
-            concurrency: plan.concurrency,
-            durationMs,
+          const load = yield* writes(group.addresses, durationMs, {
             replicas: [0, 1, 2, 3],
             during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
           })
@@ -264,20 +255,8 @@ export const run = async (quick: boolean) => {
       yield* Effect.gen(function* () {
         const group = yield* startGroup(nats.url, 5, `rc-${roundClose}`, ["--round-close", roundClose])
         yield* warmUp(group.addresses)
-        const sets = yield* runKvLoad({
-          addresses: group.addresses,
-          mode: "colocated",
-          op: "set",
-          concurrency: plan.concurrency,
-          durationMs: plan.loadMs
-        })
-        const lone = yield* runKvLoad({
-          addresses: group.addresses,
-          mode: "colocated",
-          op: "set",
-          concurrency: 1,
-          durationMs: Math.min(plan.loadMs, 3_000)
-        })
+        const sets = yield* writes(group.addresses, plan.loadMs)
+        const lone = yield* writes(group.addresses, Math.min(plan.loadMs, 3_000), { concurrency: 1 })
         const engines = sumEngines(yield* engineStates(group))
         timed[roundClose] = {
           setPerSec: round(sets.throughputPerSec, 0),
@@ -307,14 +286,7 @@ export const run = async (quick: boolean) => {
       }
       const load = yield* Effect.acquireUseRelease(
         Effect.sync(() => setInterval(pauseAll, everyMs)),
-        () =>
-          runKvLoad({
-            addresses: group.addresses,
-            mode: "colocated",
-            op: "set",
-            concurrency: plan.concurrency,
-            durationMs: 2 * plan.loadMs
-          }),
+        () => writes(group.addresses, 2 * plan.loadMs),
         (timer) => Effect.sync(() => clearInterval(timer))
       )
       // The last pause must be over before the engines are asked for their state.

@@ -1,11 +1,10 @@
 /**
  * Spans for consensus instances, created after the fact from what the engine reports (the engine thread has
  * no tracer): one `popuc.instance` span from proposal to decision, with its rounds as child spans, started
- * in the past with the tracer's own API. Only when tracing is on. Attributes: instance, rounds, decided-set
- * size, delivered values and the processes this replica suspected.
+ * in the past with the tracer's own API. The replica records them only when tracing is on (a fiber each).
+ * Attributes: instance, rounds, decided-set size, delivered values and the processes this replica suspected.
  */
 import type { AppliedBatch } from "@reef/nic"
-import { MessagingTracing } from "@reef/observability/tracing"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -14,13 +13,8 @@ import type * as Tracer from "effect/Tracer"
 
 const msToNs = (ms: number) => BigInt(Math.round(ms * 1e6))
 
-export const recordInstanceSpan = (
-  group: string,
-  replica: string,
-  batch: AppliedBatch
-): Effect.Effect<Tracer.Span | undefined> =>
+export const recordInstanceSpan = (group: string, replica: string, batch: AppliedBatch): Effect.Effect<Tracer.Span> =>
   Effect.gen(function* () {
-    if (!(yield* MessagingTracing)) return undefined
     const tracer = yield* Effect.tracer
     const nowNs = msToNs(performance.timeOrigin + performance.now())
     const startNs = nowNs - msToNs(batch.elapsedMs)

@@ -317,19 +317,29 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     )
 
     // ---- gRPC -----------------------------------------------------------------------------------------------
-    /** What is wrong with a key or a value, if anything (the reason of an INVALID_ARGUMENT). */
-    const keyProblem = (key: string): string | undefined =>
+    /**
+     * A request's first invalid argument (its INVALID_ARGUMENT), if any: one definition per operation, asked
+     * by the Effect handlers and by the session shortcut alike.
+     */
+    const invalidKey = (key: string): InvalidRequestError | undefined =>
       key === ""
-        ? "must not be empty"
+        ? new InvalidRequestError({ field: "key", reason: "must not be empty" })
         : Buffer.byteLength(key) > maxKeyBytes
-          ? `longer than ${maxKeyBytes} bytes`
+          ? new InvalidRequestError({ field: "key", reason: `longer than ${maxKeyBytes} bytes` })
           : undefined
-    const valueProblem = (value: Uint8Array): string | undefined =>
-      value.length > maxValueBytes ? `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` : undefined
-    const invalidIf = (field: string, reason: string | undefined) =>
-      reason === undefined ? Effect.void : Effect.fail(new InvalidRequestError({ field, reason }))
-    const checkKey = (key: string) => invalidIf("key", keyProblem(key))
-    const checkValue = (field: string, value: Uint8Array) => invalidIf(field, valueProblem(value))
+    const invalidValue = (field: string, value: Uint8Array): InvalidRequestError | undefined =>
+      value.length > maxValueBytes
+        ? new InvalidRequestError({ field, reason: `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` })
+        : undefined
+    const invalid = {
+      get: (r: GetRequest) => invalidKey(r.key),
+      set: (r: SetRequest) => invalidKey(r.key) ?? invalidValue("value", r.value),
+      delete: (r: DeleteRequest) => invalidKey(r.key),
+      compareAndSet: (r: CompareAndSetRequest) =>
+        invalidKey(r.key) ?? invalidValue("value", r.value) ?? invalidValue("expected", r.expected)
+    }
+    const failIfInvalid = (error: InvalidRequestError | undefined) =>
+      error === undefined ? Effect.void : Effect.fail(error)
 
     // Responses, the same from the Effect handlers and from the session shortcut.
     const getResponse = (key: string, instance: number): GetResponse => {
@@ -408,31 +418,28 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     const get = (request: GetRequest) =>
       Effect.gen(function* () {
-        yield* checkKey(request.key)
+        yield* failIfInvalid(invalid.get(request))
         const point = yield* readPoint
         yield* linkInstance(point.span)
         return getResponse(request.key, point.instance)
       })
     const set = (request: SetRequest) =>
       Effect.gen(function* () {
-        yield* checkKey(request.key)
-        yield* checkValue("value", request.value)
+        yield* failIfInvalid(invalid.set(request))
         const applied = yield* submit({ $case: "set", value: request })
         yield* linkInstance(applied.span)
         return setResponse(applied)
       })
     const del = (request: DeleteRequest) =>
       Effect.gen(function* () {
-        yield* checkKey(request.key)
+        yield* failIfInvalid(invalid.delete(request))
         const applied = yield* submit({ $case: "delete", value: request })
         yield* linkInstance(applied.span)
         return deleteResponse(applied)
       })
     const compareAndSet = (request: CompareAndSetRequest) =>
       Effect.gen(function* () {
-        yield* checkKey(request.key)
-        yield* checkValue("value", request.value)
-        yield* checkValue("expected", request.expected)
+        yield* failIfInvalid(invalid.compareAndSet(request))
         const applied = yield* submit({ $case: "compareAndSet", value: request })
         yield* linkInstance(applied.span)
         return compareAndSetResponse(applied)
@@ -450,30 +457,24 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         done(outcome instanceof HandlerError ? outcome : response(outcome))
     const shortcut = makeSessionShortcut({
       get: (request, done) => {
-        if (keyProblem(request.key) !== undefined) return false
+        if (invalid.get(request) !== undefined) return false
         awaitReadPoint((point) =>
           done(point instanceof HandlerError ? point : getResponse(request.key, point.instance))
         )
         return true
       },
       set: (request, done) => {
-        if (keyProblem(request.key) !== undefined || valueProblem(request.value) !== undefined) return false
+        if (invalid.set(request) !== undefined) return false
         enqueue({ $case: "set", value: request }, orFailure(done, setResponse))
         return true
       },
       delete: (request, done) => {
-        if (keyProblem(request.key) !== undefined) return false
+        if (invalid.delete(request) !== undefined) return false
         enqueue({ $case: "delete", value: request }, orFailure(done, deleteResponse))
         return true
       },
       compareAndSet: (request, done) => {
-        if (
-          keyProblem(request.key) !== undefined ||
-          valueProblem(request.value) !== undefined ||
-          valueProblem(request.expected) !== undefined
-        ) {
-          return false
-        }
+        if (invalid.compareAndSet(request) !== undefined) return false
         enqueue({ $case: "compareAndSet", value: request }, orFailure(done, compareAndSetResponse))
         return true
       }
