@@ -61,8 +61,11 @@ describe.skipIf(!available)(
       const fresh = await c.leader()
       expect(fresh.name).not.toBe(old.name)
       expect(c.liveEndpoints()).toHaveLength(2)
-      // Writes completed again after the stall: the last second of the run saw completions.
-      expect(r.timeline100ms.slice(-10).reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+      // The survivors take writes under the new leader. Checked with a load of its own rather than
+      // in the tail of the run above: how long etcd stalls after a leader kill (1–4 s here, more
+      // when the machine is busy) is what the bench measures, not something a test may bound.
+      const after = await runEtcdLoad(c, { op: "put", concurrency: 16, durationMs: 1000, valueSize: 256 })
+      expect(after.ops).toBeGreaterThan(0)
     }, 30_000)
   }
 )
