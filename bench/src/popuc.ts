@@ -9,7 +9,9 @@
  *   timed      N = 5 with the paper's timed rounds (`--round-close timer`) next to the default, rounds closed
  *              once every peer is heard from: Set throughput at 128 in flight, and one client's write latency
  *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
- *   failover   kill one replica of 5 under load: stall and throughput before/after; same with etcd's leader
+ *   failover   kill one replica of 5 under load (and again with 8 writes in flight, where the stall is not
+ *              hidden in the saturated machine's gaps): stall and throughput before/after, and how many
+ *              survivors found the victim's connection gone; the same with etcd's leader
  *   stalls     N = 3 under load while every replica process is paused (SIGSTOP) for 60 ms every 400 ms, the
  *              way a shared machine or a VM stalls a whole group at once: self-quits and throughput
  *
@@ -31,7 +33,7 @@ import {
   startEtcdCluster,
   startRedis
 } from "./peers/index.js"
-import { engineStates, peakRssMb, startGroup } from "./popuc-group.js"
+import { engineStates, type Group, peakRssMb, startGroup } from "./popuc-group.js"
 import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
@@ -79,6 +81,7 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
   let instances = 0
   let rounds = 0
   let selfQuits = 0
+  let goneReports = 0
   const p50: Array<number> = []
   const p99: Array<number> = []
   const max: Array<number> = []
@@ -89,6 +92,7 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
     instances = Math.max(instances, e.instancesDecided)
     rounds = Math.max(rounds, e.roundsDecided)
     selfQuits += e.selfQuits
+    goneReports += e.goneReports
     p50.push(e.roundTimeP50Ms)
     p99.push(e.roundTimeP99Ms)
     max.push(e.roundTimeMaxMs)
@@ -98,6 +102,7 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
     instances,
     rounds,
     selfQuits,
+    goneReports,
     roundTimeP50Ms: Math.max(...p50, 0),
     roundTimeP99Ms: Math.max(...p99, 0),
     roundTimeMaxMs: Math.max(...max, 0),
@@ -105,13 +110,17 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
   }
 }
 
+/** Writes in flight for the failover run at light load. */
+const FAILOVER_LIGHT_IN_FLIGHT = 8
+
 export const run = async (quick: boolean) => {
   const plan = planFor(quick)
   const metrics: Record<string, unknown> = {}
   const kvRows: Array<ReadonlyArray<unknown>> = []
   const engineRows: Array<ReadonlyArray<unknown>> = []
   const throughputByMode = new Map<string, Array<[number, number]>>()
-  let failover: Record<string, number> = {}
+  let failover: Partial<Record<string, number>> = {}
+  let failoverLight: Partial<Record<string, number>> = {}
   let saturated: Record<string, number> = {}
   const timed: Record<string, Record<string, number>> = {}
   let stalls: Record<string, number> = {}
@@ -119,6 +128,42 @@ export const run = async (quick: boolean) => {
   const writes = (addresses: ReadonlyArray<string>, durationMs: number, options: Partial<KvLoadOptions> = {}) =>
     runKvLoad({ addresses, mode: "colocated", op: "set", concurrency: plan.concurrency, durationMs, ...options })
   const warmUp = (addresses: ReadonlyArray<string>) => writes(addresses, plan.warmUpMs)
+  /**
+   * Failover: colocated load on the four survivors of a group of five, r5 killed three seconds in (enough
+   * decided instances before the kill to know the normal gap between completions).
+   */
+  const killOneOfFive = (group: Group, roundPeriodMs: number, concurrency: number) =>
+    Effect.gen(function* () {
+      const killAtMs = 3_000
+      const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
+      const victim = group.children[4]!
+      const beforeKill = sumEngines(yield* engineStates(group))
+      const load = yield* writes(group.addresses, durationMs, {
+        concurrency,
+        replicas: [0, 1, 2, 3],
+        during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
+      })
+      // Completions arrive in bursts, one per decided instance, so a closed-loop client sees gaps of about
+      // two instances with no failure at all. What the failure costs is how much longer the longest gap
+      // after the kill is than the longest gap before it, in the same run (warm-up second excluded).
+      const gapBeforeMs = longestGapMs(load.timeline10ms.slice(0, killAtMs / 10), 1_000)
+      const gapAfterMs = longestGapMs(load.timeline10ms, killAtMs)
+      const stallMs = Math.max(0, gapAfterMs - gapBeforeMs)
+      const survivors = sumEngines(yield* engineStates({ ...group, addresses: group.addresses.slice(0, 4) }))
+      return {
+        inFlight: concurrency,
+        reefGapBeforeKillMs: gapBeforeMs,
+        reefGapAfterKillMs: gapAfterMs,
+        reefStallMs: stallMs,
+        reefRoundPeriodMs: roundPeriodMs,
+        reefStallRounds: round(stallMs / Math.max(roundPeriodMs, 1e-9), 2),
+        reefSetPerSecBefore: round(rateBetween(load.timeline10ms, 0, killAtMs), 0),
+        reefSetPerSecAfter: round(rateBetween(load.timeline10ms, killAtMs + 1_000, durationMs), 0),
+        // Survivors that found the victim's connection gone (engine-loop.ts) rather than waiting out a timer.
+        reefPeersReportedGone: survivors.goneReports - beforeKill.goneReports,
+        reefSelfQuits: survivors.selfQuits - beforeKill.selfQuits
+      }
+    })
 
   const reef = Effect.gen(function* () {
     const nats = yield* startNatsServer({ jetstream: false })
@@ -222,34 +267,17 @@ export const run = async (quick: boolean) => {
           }
         }
 
-        if (n === 5) {
-          // Failover: colocated load on the four survivors, kill r5 three seconds in (enough decided
-          // instances before the kill to know the normal gap between completions).
-          const killAtMs = 3_000
-          const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
-          const victim = group.children[4]!
-          const load = yield* writes(group.addresses, durationMs, {
-            replicas: [0, 1, 2, 3],
-            during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
-          })
-          // Completions arrive in bursts, one per decided instance, so a closed-loop client sees gaps of about
-          // two instances with no failure at all. What the failure costs is how much longer the longest gap
-          // after the kill is than the longest gap before it, in the same run (warm-up second excluded).
-          const gapBeforeMs = longestGapMs(load.timeline10ms.slice(0, killAtMs / 10), 1_000)
-          const gapAfterMs = longestGapMs(load.timeline10ms, killAtMs)
-          const stallMs = Math.max(0, gapAfterMs - gapBeforeMs)
-          failover = {
-            reefGapBeforeKillMs: gapBeforeMs,
-            reefGapAfterKillMs: gapAfterMs,
-            reefStallMs: stallMs,
-            reefRoundPeriodMs: after.roundPeriodMs,
-            reefStallRounds: round(stallMs / Math.max(after.roundPeriodMs, 1e-9), 2),
-            reefSetPerSecBefore: round(rateBetween(load.timeline10ms, 0, killAtMs), 0),
-            reefSetPerSecAfter: round(rateBetween(load.timeline10ms, killAtMs + 1_000, durationMs), 0)
-          }
-        }
+        if (n === 5) failover = yield* killOneOfFive(group, after.roundPeriodMs, plan.concurrency)
       }).pipe(Effect.scoped)
     }
+    // The same kill with few writes in flight: completions are then spaced by an instance (a few ms), not by
+    // the saturated machine's 20-40 ms, so what the kill itself costs shows.
+    yield* Effect.gen(function* () {
+      const group = yield* startGroup(nats.url, 5, "failover-light")
+      yield* warmUp(group.addresses)
+      const engines = sumEngines(yield* engineStates(group))
+      failoverLight = yield* killOneOfFive(group, engines.roundPeriodMs, FAILOVER_LIGHT_IN_FLIGHT)
+    }).pipe(Effect.scoped)
     // Baseline: the paper's timed rounds next to the default, N = 5, on the same server.
     for (const roundClose of ["timer", "allHeard"] as const) {
       yield* Effect.gen(function* () {
@@ -404,6 +432,7 @@ export const run = async (quick: boolean) => {
     etcdFsync: "disabled (--unsafe-no-fsync): POPUC keeps its state in memory like the paper",
     redis: { setPerSec: round(redisSet.throughputPerSec, 0), getPerSec: round(redisGet.throughputPerSec, 0) },
     failover: { ...failover, etcdLeaderKillStallMs: etcdStallMs },
+    failoverLight,
     saturation: saturated,
     stalls,
     roundClose: {
@@ -474,18 +503,30 @@ export const run = async (quick: boolean) => {
   )
   printTable(
     "Failover under load (N = 5)",
-    ["system", "gap before", "gap after", "stall ms", "stall rounds", "before /s", "after /s"],
     [
-      [
+      "system",
+      "in flight",
+      "gap before",
+      "gap after",
+      "stall ms",
+      "stall rounds",
+      "before /s",
+      "after /s",
+      "gone reports"
+    ],
+    [
+      ...[failover, failoverLight].map((f) => [
         "reef: kill 1 replica",
-        failover.reefGapBeforeKillMs ?? "",
-        failover.reefGapAfterKillMs ?? "",
-        failover.reefStallMs ?? "",
-        failover.reefStallRounds ?? "",
-        failover.reefSetPerSecBefore ?? "",
-        failover.reefSetPerSecAfter ?? ""
-      ],
-      ["etcd: kill the leader", "", "", etcdStallMs, "", "", ""]
+        f.inFlight ?? "",
+        f.reefGapBeforeKillMs ?? "",
+        f.reefGapAfterKillMs ?? "",
+        f.reefStallMs ?? "",
+        f.reefStallRounds ?? "",
+        f.reefSetPerSecBefore ?? "",
+        f.reefSetPerSecAfter ?? "",
+        f.reefPeersReportedGone ?? ""
+      ]),
+      ["etcd: kill the leader", plan.concurrency, "", "", etcdStallMs, "", "", "", ""]
     ]
   )
   printTable(

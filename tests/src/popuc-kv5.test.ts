@@ -35,9 +35,14 @@ describe("POPUC replicated KV over 5 replica processes", () => {
           makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
         )
         for (let i = 0; i < 9; i++) yield* clients[i % 3]!.set("survivor", Buffer.from(String(i)))
-        return yield* Effect.forEach(clients, (c) => c.get("survivor"))
+        const read = yield* Effect.forEach(clients, (c) => c.get("survivor"))
+        const states = yield* Effect.forEach([0, 1, 2], (i) => clients[0]!.state(i))
+        return { read, goneReports: states.reduce((sum, s) => sum + (s.engine?.goneReports ?? 0), 0) }
       }).pipe(Effect.scoped)
     )
-    expect(values.map((v) => Buffer.from(v.value).toString())).toEqual(["8", "8", "8"])
+    expect(values.read.map((v) => Buffer.from(v.value).toString())).toEqual(["8", "8", "8"])
+    // The survivors learned from the server that the killed engines' connections were gone (engine-loop.ts),
+    // rather than only waiting out their round timers.
+    expect(values.goneReports).toBeGreaterThan(0)
   }, 120_000)
 })

@@ -17,11 +17,13 @@ interface ClusterOptions {
   readonly closeOnAllHeard?: boolean
   /** Give the engines `sendToAll` (one publish per message to every peer) and count its use. */
   readonly groupSend?: boolean
+  /** Give the engines `probe`: a crashed peer is reported gone after a round trip, a live one never. */
+  readonly probe?: boolean
 }
 
 const cluster = (n: number, options: ClusterOptions = {}) => {
   const latencyMs = options.latencyMs ?? 1
-  const sends = { toOne: 0, toAll: 0 }
+  const sends = { toOne: 0, toAll: 0, probes: 0 }
   const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
   let now = 0
   let seq = 0
@@ -72,6 +74,16 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
             schedule(afterMs, () => {
               if (!crashed.has(id)) fire()
             }),
+          ...(options.probe === true
+            ? {
+                probe: (peer: string, gone: () => void) => {
+                  sends.probes++
+                  schedule(2 * latencyMs, () => {
+                    if (crashed.has(peer) && !crashed.has(id)) gone()
+                  })
+                }
+              }
+            : {}),
           nowMs: () => now,
           wallUs: () => now * 1000,
           emit: (event) => events.get(id)!.push(event)
@@ -212,6 +224,37 @@ describe("engine loop", () => {
     expect(c.now() - crashedAt).toBeLessThan(2 * 6.1)
     for (const id of ["r1", "r2"]) {
       expect(c.delivered(id)).toEqual(["a", "b"])
+      expect(c.events.get(id)!.filter((e) => e._tag === "Crashed")).toEqual([])
+    }
+  })
+
+  it("a crashed peer the transport reports gone is not waited for: the round closes on the live peers", () => {
+    const c = cluster(3, { latencyMs: 1, closeOnAllHeard: true, groupSend: true, probe: true })
+    const r1 = c.loops.get("r1")!
+    r1.onCommand({ _tag: "Broadcast", requestId: 1, payload: new TextEncoder().encode("a") })
+    c.runUntil(() => c.ids.every((id) => c.delivered(id).length === 1))
+    const stats = () => {
+      r1.onCommand({ _tag: "ReportStats" })
+      const last = c.events.get("r1")!.findLast((e) => e._tag === "Stats")
+      return last?._tag === "Stats" ? last.stats : undefined
+    }
+    // Live peers answer within a round: no report, whatever was probed.
+    expect(stats()?.goneReports).toBe(0)
+    c.crash("r3")
+    const crashedAt = c.now()
+    r1.onCommand({ _tag: "Broadcast", requestId: 2, payload: new TextEncoder().encode("b") })
+    c.runUntil(() => ["r1", "r2"].every((id) => c.delivered(id).length === 2))
+    // Probe at ΔI/2 (1 ms), "gone" a round trip later, then round 2 on the live peers: well inside the round
+    // period (6.1 ms) that round 1 waits for r3 without a probe (previous test).
+    expect(c.now() - crashedAt).toBeLessThan(6.1)
+    expect(stats()?.goneReports).toBeGreaterThan(0)
+    // Later instances do not wait for r3 either, and nobody quit.
+    r1.onCommand({ _tag: "Broadcast", requestId: 3, payload: new TextEncoder().encode("c") })
+    const before = c.now()
+    c.runUntil(() => ["r1", "r2"].every((id) => c.delivered(id).length === 3))
+    expect(c.now() - before).toBeLessThan(6.1)
+    for (const id of ["r1", "r2"]) {
+      expect(c.delivered(id)).toEqual(["a", "b", "c"])
       expect(c.events.get(id)!.filter((e) => e._tag === "Crashed")).toEqual([])
     }
   })

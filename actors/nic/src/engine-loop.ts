@@ -6,6 +6,7 @@
  */
 import {
   type ArmedTimer,
+  closesOnAllHeard,
   createTob,
   isTakingPart,
   type MembershipSchedule,
@@ -20,6 +21,7 @@ import {
   type TobOutput,
   type TobState,
   timerDeadline,
+  unheardPeers,
   type Value,
   type WireMsg
 } from "./core/index.js"
@@ -102,6 +104,8 @@ export interface EngineStats {
   readonly roundsDecided: number
   readonly dropped: number
   readonly crashes: number
+  /** Peers the transport reported gone while a round waited for them. */
+  readonly goneReports: number
   readonly pending: number
   readonly interactionLatencyMs: ReturnType<LatencyHistogram["summary"]>
   readonly roundTimeMs: ReturnType<LatencyHistogram["summary"]>
@@ -123,6 +127,11 @@ export interface EngineIo {
   /** Microseconds since the epoch, comparable across processes of one host (interaction latency). */
   readonly wallUs: () => number
   readonly emit: (event: EngineEvent) => void
+  /**
+   * Asks the transport whether `peer` is connected at all; calls `gone` only when it is certainly not (the
+   * server knows no subscriber of its engine). Without it, a round waits for a silent peer until its timer.
+   */
+  readonly probe?: (peer: ProcessId, gone: () => void) => void
 }
 
 export interface EngineLoop {
@@ -145,6 +154,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   let roundsDecided = 0
   let dropped = 0
   let crashes = 0
+  let goneReports = 0
   let lastRoundStartMs: number | undefined
   /** Round start times of instances not decided yet (bounded: cleared on decision, crash and join). */
   const roundStarts = new Map<number, Array<number>>()
@@ -173,6 +183,32 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   const stallGraceMs = roundPeriodMs(config.roundTimer)
   /** When the last well-formed engine message arrived. */
   let lastHeardMs = Number.NEGATIVE_INFINITY
+  /**
+   * A crashed peer. With rounds closed on all heard, the round under way when a peer dies waits for it until
+   * the round timer (a round period, 3ΔI), and that wait is the whole write stall of a failover. But a dead
+   * process's connection is gone at once, and the server can tell: a round still open ΔI/2 after it started
+   * asks the transport about every peer it still waits for, and one reported gone is no longer waited for
+   * (the core's "Gone"), so the round closes as soon as the live peers are heard. A live but slow peer is
+   * connected and just answers the probe, which changes nothing. ΔI/2 is well past a round's usual length
+   * under load here (p50 2-4 ms), so probes are rare without failures. A round that still waits asks again
+   * every ΔI/2: a killed process takes a while to die, and its connection lives until then (measured here:
+   * the first probe after a SIGKILL still reached the dying engine's subscription and went unanswered).
+   */
+  const probeAfterMs = config.roundTimer.interactionMs / 2
+  const probe = closesOnAllHeard(config.roundTimer) ? io.probe : undefined
+  const probeUnheard = (instance: number, round: number) => {
+    const current = state.phase === "running" ? state.multi?.current : undefined
+    if (probe === undefined || current === undefined) return
+    if (current.instance !== instance || current.round !== round || current.status !== "running") return
+    const unheard = unheardPeers(current)
+    for (const peer of unheard) {
+      probe(peer, () => {
+        goneReports++
+        apply({ _tag: "Gone", process: peer }, undefined)
+      })
+    }
+    if (unheard.length > 0) io.setTimer(probeAfterMs, () => probeUnheard(instance, round))
+  }
   /**
    * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
    * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
@@ -249,6 +285,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
             if (o.round > 0 && (late || heardNothing)) io.setTimer(stallGraceMs, timeout)
             else timeout()
           })
+          if (probe !== undefined && o.round > 0) io.setTimer(probeAfterMs, () => probeUnheard(o.instance, o.round))
           break
         }
         case "Learned":
@@ -348,6 +385,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
     roundsDecided,
     dropped,
     crashes,
+    goneReports,
     pending: state.pending.length,
     interactionLatencyMs: interaction.summary(),
     roundTimeMs: roundTime.summary(),

@@ -10,7 +10,7 @@
  */
 import { readlinkSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { connect } from "@nats-io/transport-node"
+import { connect, errors } from "@nats-io/transport-node"
 import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from "./core/index.js"
 import { createEngineLoop, type EngineCommand, type EngineConfig, type EngineEvent } from "./engine-loop.js"
 import { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
@@ -234,6 +234,26 @@ const roundTimer: RoundTimerConfig = makeRoundTimerConfig({
 agreedMs = roundTimer.interactionMs
 serveAgreedValue()
 
+/** Peers with a probe under way: one at a time each, however many rounds wait for them. */
+const probing = new Set<string>()
+/**
+ * Gone means the server answered "no responders": no connection subscribes to the peer engine's probe
+ * subject, so its process died or lost the server. A timeout or an answer proves nothing either way.
+ */
+const probePeer = (peer: string, gone: () => void) => {
+  if (probing.has(peer)) return
+  probing.add(peer)
+  // The loop asks again every ΔI/2 while a round waits (engine-loop.ts): a probe need not outlive that.
+  nc.request(probeSubject(data.cluster, group, peer), undefined, { timeout: roundTimer.interactionMs / 2 })
+    .then(
+      () => undefined,
+      (cause: unknown) => {
+        if (cause instanceof errors.RequestError && cause.isNoResponders()) gone()
+      }
+    )
+    .finally(() => probing.delete(peer))
+}
+
 let events: Array<EngineEvent> = []
 const postEvents = () => {
   const batch = events
@@ -251,6 +271,7 @@ const loop = createEngineLoop(
     // timer would run first (timers precede I/O in a loop iteration) and suspect peers whose messages had
     // arrived in time and were merely unread: the software analogue of a NIC reading its receive queue.
     setTimer: (afterMs, fire) => void setTimeout(() => setImmediate(fire), afterMs),
+    probe: probePeer,
     nowMs: () => performance.now(),
     wallUs: () => (performance.timeOrigin + performance.now()) * 1000,
     emit: (event) => {

@@ -392,6 +392,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         roundsDecided: sum((s) => s.roundsDecided),
         selfQuits: sum((s) => s.crashes),
         droppedMessages: sum((s) => s.dropped),
+        goneReports: sum((s) => s.goneReports),
         pending: sum((s) => s.pending),
         roundPeriodMs: roundPeriodMs(timer),
         roundTimeP50Ms: first.roundTimeMs.p50,

@@ -26,7 +26,8 @@ export {
   type InstanceStep,
   type StepInstance,
   stepInstance,
-  thresholdOf
+  thresholdOf,
+  unheardPeers
 } from "./popuc-instance.js"
 export {
   createMulti,

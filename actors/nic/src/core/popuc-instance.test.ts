@@ -10,7 +10,8 @@ import {
   type InstanceInput,
   type InstanceOutput,
   type InstanceState,
-  stepInstance
+  stepInstance,
+  unheardPeers
 } from "./popuc-instance.js"
 import { makeRoundTimerConfig, roundPeriodMs } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Value } from "./types.js"
@@ -367,5 +368,50 @@ describe("rounds closed on all heard (RoundTimerConfig.closeOnAllHeard)", () => 
     back = receive(back, "p1", msg(1, [proposalOf("p1")])).state
     expect(back.round).toBe(2)
     expect(back.suspect.size).toBe(0)
+  })
+
+  it("stops waiting for a peer the transport reports gone: the round closes on the live peers, suspecting it", () => {
+    const p0 = receive(start("p0"), "p1", msg(1, [proposalOf("p1")])).state
+    expect(unheardPeers(p0)).toEqual(["p2"])
+    const gone = stepInstance(p0, { _tag: "Gone", process: "p2" })
+    expect(gone.state.round).toBe(2)
+    expect([...gone.state.suspect]).toEqual(["p2"])
+    expect(unheardPeers(gone.state)).toEqual(["p1"])
+    // A report about itself, a non-member or a peer already reported changes nothing.
+    for (const process of ["p0", "p9", "p2"]) {
+      expect(stepInstance(gone.state, { _tag: "Gone", process })).toEqual({ state: gone.state, out: [] })
+    }
+  })
+
+  it("waits again for a peer reported gone once it is heard from (the report was wrong, or it reconnected)", () => {
+    let p0 = stepInstance(start("p0"), { _tag: "Gone", process: "p2" }).state
+    expect(p0.round).toBe(1)
+    p0 = receive(p0, "p2", msg(1, [proposalOf("p2")])).state
+    expect(p0.gone.size).toBe(0)
+    expect(p0.round).toBe(1)
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    expect(p0.round).toBe(2)
+    expect(p0.suspect.size).toBe(0)
+    expect(unheardPeers(p0)).toEqual(["p1", "p2"])
+  })
+
+  it("never gives up on more than t peers early: such a close is left to the timer", () => {
+    const five = ids(5)
+    let p0 = stepInstance(
+      createInstance({ instance: 1, self: "p0", members: five, proposal: [proposalOf("p0")], roundTimer: early }),
+      { _tag: "Start" }
+    ).state
+    p0 = receive(p0, "p1", msg(1, [proposalOf("p1")])).state
+    for (const process of ["p2", "p3", "p4"]) p0 = stepInstance(p0, { _tag: "Gone", process }).state
+    // Three of five gone: closing would suspect 3 > t = 2 and make p0 quit, so the round stays open.
+    expect(p0.round).toBe(1)
+    expect(p0.status).toBe("running")
+  })
+
+  it("with timed rounds a report changes nothing: only the timer closes a round", () => {
+    const timed = stepInstance(create("p0", members), { _tag: "Start" }).state
+    const gone = stepInstance(receive(timed, "p1", msg(1, [proposalOf("p1")])).state, { _tag: "Gone", process: "p2" })
+    expect(gone.state.round).toBe(1)
+    expect(gone.out).toEqual([])
   })
 })

@@ -50,6 +50,8 @@ export interface InstanceParams {
    * it is removed. Never more than t of them are given up on early (see `allHeard`).
    */
   readonly silent?: ReadonlyArray<ProcessId>
+  /** Members reported gone (`InstanceInput` "Gone") and not heard from since, carried over from the last instance. */
+  readonly gone?: ReadonlyArray<ProcessId>
 }
 
 export type InstanceStatus = "running" | "decided" | "crashed"
@@ -75,6 +77,8 @@ export interface InstanceState {
   readonly unawaited: ReadonlySet<ProcessId>
   /** Members any message of this instance was received from, late, early or held ones included. */
   readonly heardAny: ReadonlySet<ProcessId>
+  /** Reported gone and not heard from since: `closeOnAllHeard` does not wait for them (see "Gone"). */
+  readonly gone: ReadonlySet<ProcessId>
   /** Messages discarded as late, early or from an excluded sender: omissions this process observed. */
   readonly dropped: number
 }
@@ -88,6 +92,14 @@ export type InstanceInput =
   | { readonly _tag: "Start"; readonly cause?: RoundCloseCause }
   | { readonly _tag: "RoundTimeout"; readonly round: number }
   | { readonly _tag: "Receive"; readonly from: ProcessId; readonly msg: RoundMsg }
+  /**
+   * The transport reports that `process` has no connection now, so nothing it sends can arrive (a crashed
+   * replica's subscriptions are gone). With `closeOnAllHeard` rounds stop waiting for it until it is heard
+   * from again; it is then suspected wherever it stays silent, exactly as if its timer had expired. A wrong
+   * report (a peer reconnecting) is harmless for safety, which never depends on who is suspected when
+   * (App. A), and it never makes this process quit: `allHeard` leaves closes beyond t suspects to the timer.
+   */
+  | { readonly _tag: "Gone"; readonly process: ProcessId }
 
 export type InstanceOutput =
   | { readonly _tag: "Send"; readonly to: ReadonlyArray<ProcessId>; readonly msg: RoundMsg }
@@ -144,6 +156,7 @@ export const createInstance = (p: InstanceParams): InstanceState => {
     held: [],
     unawaited: new Set(p.silent ?? []),
     heardAny: new Set(),
+    gone: new Set((p.gone ?? []).filter((q) => q !== p.self && members.includes(q))),
     dropped: 0
   }
 }
@@ -295,6 +308,7 @@ const withMerge = (
   held: s.held,
   unawaited: s.unawaited,
   heardAny: s.heardAny,
+  gone: s.gone,
   dropped: s.dropped
 })
 
@@ -303,6 +317,7 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
     return none(countDrop(received))
   }
   const s = received.heardAny.has(from) ? received : { ...received, heardAny: new Set([...received.heardAny, from]) }
+  if (s.gone.has(from)) return onReceive(back(s, from), from, msg)
   let state = s
   let out: ReadonlyArray<InstanceOutput> = []
   if (msg.round === s.round + 1 && s.round >= 1 && closesOnAllHeard(s.roundTimer)) {
@@ -323,8 +338,30 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
   return { state: merge(state, from, msg), out }
 }
 
-/** Is `p` waited for by `closeOnAllHeard`: not silent in the previous instance, or heard from since. */
-const awaited = (s: InstanceState, p: ProcessId): boolean => !s.unawaited.has(p) || s.heardAny.has(p)
+/**
+ * Is `p` waited for by `closeOnAllHeard`: not reported gone since last heard from, and not silent in the
+ * previous instance or heard from since.
+ */
+const awaited = (s: InstanceState, p: ProcessId): boolean =>
+  !s.gone.has(p) && (!s.unawaited.has(p) || s.heardAny.has(p))
+
+/** Members this round still waits for: awaited, not suspected, not heard from yet (what a shell may probe). */
+export const unheardPeers = (s: InstanceState): Array<ProcessId> =>
+  s.members.filter((p) => p !== s.self && !s.suspect.has(p) && !s.heard.has(p) && awaited(s, p))
+
+/** A report that `p` is gone: kept (also once decided, for the next instance), then a round may close. */
+const onGone = (s: InstanceState, p: ProcessId): InstanceStep => {
+  if (p === s.self || s.gone.has(p) || !s.members.includes(p)) return none(s)
+  const state = { ...s, gone: new Set([...s.gone, p]) }
+  return state.status === "running" ? settle(none(state)) : none(state)
+}
+
+/** `p` was heard from after a report that it was gone: it is awaited again. */
+const back = (s: InstanceState, p: ProcessId): InstanceState => {
+  const gone = new Set(s.gone)
+  gone.delete(p)
+  return { ...s, gone }
+}
 
 /**
  * Every awaited member not suspected has been heard from this round: nothing the timer could still add. A
@@ -367,6 +404,7 @@ const settle = (step: InstanceStep): InstanceStep => {
 }
 
 export const stepInstance: StepInstance = (s, input) => {
+  if (input._tag === "Gone") return onGone(s, input.process)
   if (s.status !== "running") return none(s)
   switch (input._tag) {
     case "Start":

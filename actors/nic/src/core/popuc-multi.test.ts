@@ -371,4 +371,23 @@ describe("idle gap with rounds closed on all heard", () => {
     const timed = multi("p0", initialSchedule(ids(3)))
     expect(stepMulti(timed, { _tag: "Open" }, beat("p0")).out).toEqual([])
   })
+
+  it("a peer reported gone is not waited for in later instances either, until it is heard from", () => {
+    const idle: ProposalSource = (instance) => [heartbeatValue("p0", instance)]
+    const decided = decideFirst(idle)
+    // Reported during the gap: the decided instance keeps the report for the next one.
+    const reported = stepMulti(decided.state, { _tag: "Gone", process: "p2" }, idle)
+    expect(reported.out).toEqual([])
+    const opened = stepMulti(reported.state, { _tag: "Open" }, () => [client])
+    expect(opened.state.current.instance).toBe(2)
+    expect([...opened.state.current.gone]).toEqual(["p2"])
+    // p1's round-1 message is all instance 2's round 1 waits for.
+    const closed = stepMulti(
+      opened.state,
+      { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", 2)]) },
+      idle
+    )
+    expect(closed.state.current.round).toBe(2)
+    expect([...closed.state.current.suspect]).toEqual(["p2"])
+  })
 })

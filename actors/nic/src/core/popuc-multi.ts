@@ -106,6 +106,8 @@ export type MultiInput =
   | { readonly _tag: "Receive"; readonly from: ProcessId; readonly msg: RoundMsg }
   /** `closeOnAllHeard`: this process has something to propose now, so an idle gap ends. */
   | { readonly _tag: "Open" }
+  /** The transport reports `process` gone (popuc-instance.ts); the report carries over to later instances. */
+  | { readonly _tag: "Gone"; readonly process: ProcessId }
 
 export type MultiOutput =
   | Exclude<InstanceOutput, { readonly _tag: "Crash" }>
@@ -162,6 +164,11 @@ const withCurrent = (s: MultiState, current: InstanceState): MultiState => ({
   stash: s.stash,
   ignoredOld: s.ignoredOld,
   opening: s.opening
+})
+
+const withCurrentStep = (s: MultiState, step: InstanceStep): MultiStep => ({
+  state: withCurrent(s, step.state),
+  out: step.out
 })
 
 /** Applies one instance step, then, if it decided, opens the next instance. */
@@ -231,7 +238,8 @@ const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, p
     proposal: propose(instance, decided),
     roundTimer: s.roundTimer,
     // Timed out on and never heard from: a peer merely not heard yet when a relay decided is not silent.
-    silent: previous.members.filter((p) => previous.suspect.has(p) && !previous.heardAny.has(p))
+    silent: previous.members.filter((p) => previous.suspect.has(p) && !previous.heardAny.has(p)),
+    gone: [...previous.gone]
   })
   const stash = s.stash.filter((m) => m.msg.instance === instance)
   let state: MultiState = { ...s, current: created, stash: [], opening: undefined }
@@ -324,5 +332,10 @@ export const stepMulti = (s: MultiState, input: MultiInput, propose: ProposalSou
       return s.opening !== undefined && closesOnAllHeard(s.roundTimer)
         ? openInstance(s, s.opening, "timeout", propose)
         : none(s)
+    case "Gone":
+      // In the gap the decided instance just keeps the report for the next one.
+      return s.opening === undefined
+        ? absorb(s, s.stepInstance(s.current, input), "allHeard", propose)
+        : withCurrentStep(s, s.stepInstance(s.current, input))
   }
 }

@@ -97,6 +97,12 @@ export type TobInput =
   /** The perfect failure detector P of sync-start reports `process` crashed. */
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   /**
+   * The transport reports that `process` has no connection now (the engine shell asks the server, see
+   * engine-loop.ts). Unlike `Failure` it may be wrong; it only stops rounds waiting for `process`
+   * (popuc-instance.ts, "Gone"). Ignored unless running.
+   */
+  | { readonly _tag: "Gone"; readonly process: ProcessId }
+  /**
    * (Re)join at `startInstance` after a crash or as a new member: `decisions` holds every decision from
    * this process's `nextDeliverInstance` (or from `snapshot.instance`) up to `startInstance - 1` (state
    * transfer from a peer), and `schedule` the memberships from `startInstance` on.
@@ -443,6 +449,13 @@ export const stepTob = (s: TobState, input: TobInput): TobStep => {
       )
     case "Failure":
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Failure", process: input.process }))
+    case "Gone":
+      if (s.phase !== "running") return { state: s, out: [] }
+      return learnAfterCrash(
+        s,
+        runMulti(s, s.multi!, (m) => stepMulti(m, input, proposalSource(s))),
+        []
+      )
     case "Join":
       return onJoin(s, input)
   }

@@ -84,6 +84,8 @@ type SimEvent =
   | { readonly _tag: "Kill" }
   | { readonly _tag: "Restart" }
   | { readonly _tag: "Failure"; readonly process: ProcessId }
+  /** The transport's report that `process` has no connection (engine-loop.ts probes); may be wrong. */
+  | { readonly _tag: "Gone"; readonly process: ProcessId }
   | { readonly _tag: "Client"; readonly input: Extract<TobInput, { _tag: "Broadcast" | "ProposeMembership" }> }
   /** Checks whether a quiet synchronous run has delivered everything, to stop it early. */
   | { readonly _tag: "Probe" }
@@ -291,8 +293,12 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
     node.joining = undefined
     node.joinRequests.clear()
     if (plan.restart) queue.push(nowUs + rng.int(2 * P, 8 * P), { to: node.id, ev: { _tag: "Restart" } })
-    for (const p of ids)
-      if (p !== node.id) queue.push(nowUs + 2 * P, { to: p, ev: { _tag: "Failure", process: node.id } })
+    for (const p of ids) {
+      if (p === node.id) continue
+      queue.push(nowUs + 2 * P, { to: p, ev: { _tag: "Failure", process: node.id } })
+      // The shell's probe finds the connection gone within a fraction of a round, sometimes only rounds later.
+      queue.push(nowUs + rng.int(P / 20, 2 * P), { to: p, ev: { _tag: "Gone", process: node.id } })
+    }
   }
 
   /** Answers held join requests once `decided` is decided: the requester joins at decided + 1. */
@@ -440,6 +446,9 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
       case "Failure":
         if (node.joining === undefined) feed(node, { _tag: "Failure", process: ev.process }, nowUs)
         return
+      case "Gone":
+        if (node.joining === undefined) feed(node, { _tag: "Gone", process: ev.process }, nowUs)
+        return
       case "JoinRequest":
         if (node.joining === undefined && node.tob.phase === "running") node.joinRequests.set(ev.from, ev.fromInstance)
         return
@@ -458,8 +467,24 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
   // The scenario's schedule of events.
   for (const id of members) queue.push(rng.int(0, 2000), { to: id, ev: { _tag: "Boot" } })
   for (const id of plan.spares) startJoining(nodes.get(id)!, 0)
-  for (const [id, f] of plan.faults)
+  for (const [id, f] of plan.faults) {
     if (f.crashAtUs !== undefined) queue.push(f.crashAtUs, { to: id, ev: { _tag: "Kill" } })
+    // A process with omissions may look disconnected to some peers while they last.
+    if (f.omitUntilUs > f.omitFromUs) {
+      for (const p of ids) {
+        if (p !== id && rng.chance(0.5)) {
+          queue.push(rng.int(f.omitFromUs, f.omitUntilUs), { to: p, ev: { _tag: "Gone", process: id } })
+        }
+      }
+    }
+  }
+  // Where only safety is checked, the transport is wrong too: live, connected processes reported gone.
+  if (plan.safetyOnly) {
+    for (let i = rng.int(0, 3 * n); i > 0; i--) {
+      const [to, about] = rng.sample(members, 2)
+      queue.push(rng.int(0, plan.endUs), { to: to!, ev: { _tag: "Gone", process: about! } })
+    }
+  }
   const load = rng.int(n, 4 * n)
   for (let i = 0; i < load; i++) {
     const payload = rng.bytes(rng.int(1, 120))

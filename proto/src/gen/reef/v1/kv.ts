@@ -145,6 +145,8 @@ export interface EngineState {
   interactionP50Ms: number;
   interactionP99Ms: number;
   interactionMaxMs: number;
+  /** Peers the transport reported gone (no connection) while a round waited for them. */
+  goneReports: number;
 }
 
 /** One state-machine command, the payload of a POPUC client value. */
@@ -1864,6 +1866,7 @@ function createBaseEngineState(): EngineState {
     interactionP50Ms: 0,
     interactionP99Ms: 0,
     interactionMaxMs: 0,
+    goneReports: 0,
   };
 }
 
@@ -1909,6 +1912,9 @@ export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
     }
     if (message.interactionMaxMs !== 0) {
       writer.uint32(105).double(message.interactionMaxMs);
+    }
+    if (message.goneReports !== 0) {
+      writer.uint32(112).uint64(message.goneReports);
     }
     return writer;
   },
@@ -2030,6 +2036,14 @@ export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
             message.interactionMaxMs = reader.double();
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.goneReports = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2101,6 +2115,11 @@ export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
         : isSet(object.interaction_max_ms)
         ? globalThis.Number(object.interaction_max_ms)
         : 0,
+      goneReports: isSet(object.goneReports)
+        ? globalThis.Number(object.goneReports)
+        : isSet(object.gone_reports)
+        ? globalThis.Number(object.gone_reports)
+        : 0,
     };
   },
 
@@ -2145,6 +2164,9 @@ export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
     if (message.interactionMaxMs !== 0) {
       obj.interactionMaxMs = floatToJson(message.interactionMaxMs);
     }
+    if (message.goneReports !== 0) {
+      obj.goneReports = Math.round(message.goneReports);
+    }
     return obj;
   },
 
@@ -2166,6 +2188,7 @@ export const EngineState: MessageFns<EngineState, "reef.v1.EngineState"> = {
     message.interactionP50Ms = object.interactionP50Ms ?? 0;
     message.interactionP99Ms = object.interactionP99Ms ?? 0;
     message.interactionMaxMs = object.interactionMaxMs ?? 0;
+    message.goneReports = object.goneReports ?? 0;
     return message;
   },
 };
