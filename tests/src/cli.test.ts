@@ -58,23 +58,27 @@ describe("reef CLI", () => {
     const up = reef(["up", "--grpc-port", String(port), "--counters", "2", "--cluster", "clitest"])
     await up.waitForLine((l) => l.includes("is up"))
     const status = reef(["status", "--gateway", `127.0.0.1:${port}`])
-    expect(await status.exited).toBe(0)
+    expect(await status.exited, status.lines.join("\n")).toBe(0)
     const table = status.lines.join("\n")
+    // On a failure, what `reef up` printed too.
+    const context = `reef status:\n${table}\nreef up:\n${up.lines.join("\n")}`
     for (const [role, id] of [
       ["gateway", "gw1"],
       ["counter", "c1"],
       ["counter", "c2"]
     ]) {
-      expect(table).toMatch(new RegExp(`${role}\\s+${id}\\s+joined\\s+running`))
+      expect(table, context).toMatch(new RegExp(`${role}\\s+${id}\\s+joined\\s+running`))
     }
-    for (const id of ["r1", "r2", "r3"]) expect(table).toMatch(new RegExp(`replica\\s+${id}\\s+joined\\s+running`))
+    for (const id of ["r1", "r2", "r3"]) {
+      expect(table, context).toMatch(new RegExp(`replica\\s+${id}\\s+joined\\s+running`))
+    }
     // One process per counter, one for the gateway, one per replica (its nic actor shares the replica's process).
     const pids = new Set([...table.matchAll(/joined\s+running\s+(\d+)/g)].map((m) => Number(m[1])))
-    expect(pids.size).toBe(6)
+    expect(pids.size, context).toBe(6)
     up.child.kill("SIGINT")
     expect(await up.exited).not.toBeNull()
     // Every actor process it started is gone.
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+    for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${up.lines.join("\n")}`).toThrow()
   }, 90_000)
 
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
