@@ -49,9 +49,13 @@ interface Plan {
   readonly saturation: number
   /**
    * Unmeasured load on a fresh group before its first measurement: V8 compiles the hot paths of 2N threads
-   * (host and engine of every replica) during the first second or two of load, which the first run of a
-   * group otherwise paid alone (the quick run's 1.5 s at N = 5 measured ~1,600 writes/s, its failover run
-   * on the same, warm group ~3,500/s before the kill).
+   * (host and engine of every replica) during the first seconds of load, which the first run of a group
+   * otherwise paid alone (the quick run's 1.5 s at N = 5 measured ~1,600 writes/s, its failover run on the
+   * same, warm group ~3,500/s before the kill). On two shared cores it takes longer than it looks: after a
+   * 3 s warm-up, successive 5 s runs on one N = 5 group measured 4,381, 4,779, 5,344, 5,181, 5,630 and
+   * 5,371 writes/s, whatever the mode (colocated and balanced alternating), and after 10 s still 4,485,
+   * 5,138, 5,630. So the full run warms each group for 15 s, and the mode measured first (colocated, the
+   * headline ratio) is no longer the one measured coldest.
    */
   readonly warmUpMs: number
 }
@@ -74,7 +78,7 @@ const planFor = (quick: boolean): Plan =>
         loadMs: 5_000,
         concurrency: 128,
         saturation: 1_024,
-        warmUpMs: 2_000
+        warmUpMs: 15_000
       }
 
 const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates>>) => {
