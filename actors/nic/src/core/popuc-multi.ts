@@ -166,11 +166,6 @@ const withCurrent = (s: MultiState, current: InstanceState): MultiState => ({
   opening: s.opening
 })
 
-const withCurrentStep = (s: MultiState, step: InstanceStep): MultiStep => ({
-  state: withCurrent(s, step.state),
-  out: step.out
-})
-
 /** Applies one instance step, then, if it decided, opens the next instance. */
 const absorb = (s: MultiState, step: InstanceStep, cause: RoundCloseCause, propose: ProposalSource): MultiStep => {
   const out: Array<MultiOutput> = []
@@ -336,6 +331,6 @@ export const stepMulti = (s: MultiState, input: MultiInput, propose: ProposalSou
       // In the gap the decided instance just keeps the report for the next one.
       return s.opening === undefined
         ? absorb(s, s.stepInstance(s.current, input), "allHeard", propose)
-        : withCurrentStep(s, s.stepInstance(s.current, input))
+        : none(withCurrent(s, s.stepInstance(s.current, input).state))
   }
 }

@@ -441,6 +441,7 @@ export const stepTob = (s: TobState, input: TobInput): TobStep => {
       if (input.msg._tag === "Round") return onRoundMsg(s, input.from, input.msg)
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Receive", from: input.from, msg: input.msg }))
     case "RoundTimeout":
+    case "Gone":
       if (s.phase !== "running") return { state: s, out: [] }
       return learnAfterCrash(
         s,
@@ -449,13 +450,6 @@ export const stepTob = (s: TobState, input: TobInput): TobStep => {
       )
     case "Failure":
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Failure", process: input.process }))
-    case "Gone":
-      if (s.phase !== "running") return { state: s, out: [] }
-      return learnAfterCrash(
-        s,
-        runMulti(s, s.multi!, (m) => stepMulti(m, input, proposalSource(s))),
-        []
-      )
     case "Join":
       return onJoin(s, input)
   }
