@@ -136,12 +136,13 @@ export const run = async (quick: boolean) => {
    * Failover: colocated load on the four survivors of a group of five, r5 killed three seconds in (enough
    * decided instances before the kill to know the normal gap between completions).
    */
-  const killOneOfFive = (group: Group, roundPeriodMs: number, concurrency: number) =>
+  const killOneOfFive = (group: Group, concurrency: number) =>
     Effect.gen(function* () {
       const killAtMs = 3_000
       const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
       const victim = group.children[4]!
       const beforeKill = sumEngines(yield* engineStates(group))
+      const roundPeriodMs = beforeKill.roundPeriodMs
       const load = yield* writes(group.addresses, durationMs, {
         concurrency,
         replicas: [0, 1, 2, 3],
@@ -271,7 +272,7 @@ export const run = async (quick: boolean) => {
           }
         }
 
-        if (n === 5) failover = yield* killOneOfFive(group, after.roundPeriodMs, plan.concurrency)
+        if (n === 5) failover = yield* killOneOfFive(group, plan.concurrency)
       }).pipe(Effect.scoped)
     }
     // The same kill with few writes in flight: completions are then spaced by an instance (a few ms), not by
@@ -279,8 +280,7 @@ export const run = async (quick: boolean) => {
     yield* Effect.gen(function* () {
       const group = yield* startGroup(nats.url, 5, "failover-light")
       yield* warmUp(group.addresses)
-      const engines = sumEngines(yield* engineStates(group))
-      failoverLight = yield* killOneOfFive(group, engines.roundPeriodMs, FAILOVER_LIGHT_IN_FLIGHT)
+      failoverLight = yield* killOneOfFive(group, FAILOVER_LIGHT_IN_FLIGHT)
     }).pipe(Effect.scoped)
     // Baseline: the paper's timed rounds next to the default, N = 5, on the same server.
     for (const roundClose of ["timer", "allHeard"] as const) {

@@ -180,6 +180,24 @@ export const settledGroupHashes = (group: Group, ids: ReadonlyArray<string>) =>
     )
   }).pipe(Effect.scoped as <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Scope.Scope>>)
 
+/**
+ * `count` clients of `group` in `mode` run `recordWorkload`; returns the history and, once every replica
+ * applied the same commands, the replicas' states.
+ */
+export const runWorkload = (
+  group: Group,
+  count: number,
+  mode: "leader" | "balanced" | "colocated",
+  workload: Parameters<typeof recordWorkload>[1]
+) =>
+  withGroupClients(group, count, mode, (clients) =>
+    Effect.gen(function* () {
+      const entries = yield* recordWorkload(clients, workload)
+      const states = yield* settledGroupHashes(group, group.ids)
+      return { entries, states }
+    })
+  )
+
 export interface GroupFixture {
   readonly harness: Harness
   readonly nats: NatsServer

@@ -3,11 +3,9 @@
  * merges their decisions in the same order (instance, then engine id). The merged log must still give a
  * linearizable history and identical replicas.
  */
-import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { eventually } from "./harness.js"
-import { check, recordWorkload, useGroup } from "./popuc-harness.js"
+import { check, runWorkload, useGroup } from "./popuc-harness.js"
 
 // An engine that self-quits rejoins as a learner (core/learner.ts), but the host's state transfer, the
 // fallback when a learner misses a value, is not supported with K > 1 yet: generous fixed rounds keep six
@@ -17,19 +15,7 @@ const fixture = useGroup({ n: 3, cluster: "pipe", engines: 2, interactionMs: 60 
 describe("pipelined NIC (2 engines per replica)", () => {
   it("merged decisions give a linearizable history and identical replicas", async () => {
     const { entries, states } = await Effect.runPromise(
-      Effect.gen(function* () {
-        const clients = yield* Effect.forEach([0, 1, 2, 3, 4, 5], (i) =>
-          makeKvClient({ replicas: fixture.group.addresses, mode: "colocated", clientIndex: i, timeoutMs: 15_000 })
-        )
-        const entries = yield* recordWorkload(clients, { opsPerClient: 15, keys: 4, seed: 2, prefix: "pipe-" })
-        const states = yield* eventually(
-          Effect.forEach(fixture.group.addresses, (_, i) => clients[0]!.state(i)).pipe(
-            Effect.filterOrFail((s) => new Set(s.map((x) => `${x.appliedCommands}/${x.stateHash}`)).size === 1)
-          ),
-          60
-        )
-        return { entries, states }
-      }).pipe(Effect.scoped)
+      runWorkload(fixture.group, 6, "colocated", { opsPerClient: 15, keys: 4, seed: 2, prefix: "pipe-" })
     )
     const result = check(entries)
     expect(result.ok ? "linearizable" : result).toBe("linearizable")

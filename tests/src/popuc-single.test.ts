@@ -5,21 +5,17 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { check, recordWorkload, useGroup, withGroupClients } from "./popuc-harness.js"
+import { check, runWorkload, useGroup } from "./popuc-harness.js"
 
 // Calibrated, not fixed: the calibration's agreement step is what a group of one used to hang in.
 const fixture = useGroup({ n: 1, cluster: "single", calibrate: true })
 
 describe("POPUC group of one", () => {
   it("starts, and concurrent clients produce a linearizable history", async () => {
-    const { entries, state } = await Effect.runPromise(
-      withGroupClients(fixture.group, 4, "colocated", (clients) =>
-        Effect.gen(function* () {
-          const entries = yield* recordWorkload(clients, { opsPerClient: 10, keys: 3, seed: 11, prefix: "one-" })
-          return { entries, state: yield* clients[0]!.state(0) }
-        })
-      )
+    const { entries, states } = await Effect.runPromise(
+      runWorkload(fixture.group, 4, "colocated", { opsPerClient: 10, keys: 3, seed: 11, prefix: "one-" })
     )
+    const state = states[0]!
     const result = check(entries)
     expect(result.ok ? "linearizable" : result).toBe("linearizable")
     // t = 0: every instance decides in its first round (Alg. 2 decides at round t + 1 at the latest).

@@ -28,4 +28,4 @@ export {
 export { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
 export { LatencyHistogram } from "./latency-histogram.js"
 export { nicActor } from "./nic-actor.js"
-export { type DecodedWire, decodeWire, encodeWire, valueFromWire, valueToWire } from "./wire.js"
+export { type DecodedWire, decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"

@@ -47,10 +47,11 @@ const valueInMessage = (v: PopucValue): Value | undefined => {
 
 /**
  * `v` with a payload in an ArrayBuffer of its own, exactly its size: what may be posted to another thread
- * (a structured clone copies a view's whole buffer) or transferred there.
+ * (a structured clone copies a view's whole buffer) or kept without keeping the message it arrived in alive.
+ * A payload that already spans its whole buffer (a host's proposal, an empty one) is not copied.
  */
 export const ownPayload = (v: Value): Value =>
-  v.payload.byteLength === 0 ? v : { ...v, payload: new Uint8Array(v.payload) }
+  v.payload.byteLength === v.payload.buffer.byteLength ? v : { ...v, payload: new Uint8Array(v.payload) }
 
 /** Like the values of `decodeWire`, with a payload of its own (values handed over by a peer's host). */
 export const valueFromWire = (v: PopucValue): Value | undefined => {

@@ -4,7 +4,7 @@
  * long the replica runs. A peer that needs older instances than the window holds (or more than fits one
  * reply) is sent a state snapshot instead (see snapshot.ts).
  */
-import { VALUE_OVERHEAD_BYTES, type Value } from "@reef/nic"
+import { ownPayload, VALUE_OVERHEAD_BYTES, type Value } from "@reef/nic"
 
 export const DEFAULT_LOG_INSTANCES = 100_000
 /**
@@ -46,9 +46,7 @@ export class DecisionLog {
     // A payload that is a view into a larger buffer (the whole message it arrived in) is copied, or one
     // retained value would keep that entire buffer alive and the byte bound would be a fiction. The engine's
     // deliveries already come in buffers of their own.
-    const kept = values.map((v) =>
-      v.payload.byteLength === v.payload.buffer.byteLength ? v : { ...v, payload: v.payload.slice() }
-    )
+    const kept = values.map(ownPayload)
     const bytes = kept.reduce((sum, v) => sum + valueBytes(v), 0)
     this.entries.set(instance, { values: kept, bytes })
     this.bytes += bytes

@@ -91,40 +91,31 @@ export interface KvCallbacks {
 
 const isFailure = (outcome: object): outcome is TaggedFailure => "_tag" in outcome
 
+type KvResponse = GetResponse | SetResponse | DeleteResponse | CompareAndSetResponse
+
 /** A session request answered through `ops` without a fiber; the reply is what the Effect path would send. */
 export const makeSessionShortcut =
   (ops: KvCallbacks): SessionShortcut<KvRequest, KvReply> =>
   (request, reply) => {
-    const answer =
-      <O extends object>(toResult: (response: O) => Result) =>
-      (outcome: O | TaggedFailure) => {
-        if (!isFailure(outcome)) return reply({ id: request.id, result: toResult(outcome) })
-        const status = statusOfFailure(outcome)
-        reply({ id: request.id, result: errorResult(status.code, status.reefCode, status.details) })
-      }
     const op = request.op
-    switch (op?.$case) {
+    if (op === undefined) return false
+    const done = (outcome: KvResponse | TaggedFailure) => {
+      if (isFailure(outcome)) {
+        const status = statusOfFailure(outcome)
+        return reply({ id: request.id, result: errorResult(status.code, status.reefCode, status.details) })
+      }
+      // A reply's result case is named like the request's op case, and each op's callback answers with its own
+      // response type (KvCallbacks).
+      reply({ id: request.id, result: { $case: op.$case, value: outcome } as Result })
+    }
+    switch (op.$case) {
       case "get":
-        return ops.get(
-          op.value,
-          answer((value: GetResponse) => ({ $case: "get", value }))
-        )
+        return ops.get(op.value, done)
       case "set":
-        return ops.set(
-          op.value,
-          answer((value: SetResponse) => ({ $case: "set", value }))
-        )
+        return ops.set(op.value, done)
       case "delete":
-        return ops.delete(
-          op.value,
-          answer((value: DeleteResponse) => ({ $case: "delete", value }))
-        )
+        return ops.delete(op.value, done)
       case "compareAndSet":
-        return ops.compareAndSet(
-          op.value,
-          answer((value: CompareAndSetResponse) => ({ $case: "compareAndSet", value }))
-        )
-      case undefined:
-        return false
+        return ops.compareAndSet(op.value, done)
     }
   }

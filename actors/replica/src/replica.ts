@@ -318,8 +318,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     // ---- gRPC -----------------------------------------------------------------------------------------------
     /**
-     * A request's first invalid argument (its INVALID_ARGUMENT), if any: one definition per operation, asked
-     * by the Effect handlers and by the session shortcut alike.
+     * An argument's INVALID_ARGUMENT, if any. Each operation's check (a write's is in its `WriteOp`) is asked by
+     * its Effect handler and by the session shortcut alike.
      */
     const invalidKey = (key: string): InvalidRequestError | undefined =>
       key === ""
@@ -331,13 +331,6 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       value.length > maxValueBytes
         ? new InvalidRequestError({ field, reason: `${value.length} bytes exceeds the ${maxValueBytes}-byte limit` })
         : undefined
-    const invalid = {
-      get: (r: GetRequest) => invalidKey(r.key),
-      set: (r: SetRequest) => invalidKey(r.key) ?? invalidValue("value", r.value),
-      delete: (r: DeleteRequest) => invalidKey(r.key),
-      compareAndSet: (r: CompareAndSetRequest) =>
-        invalidKey(r.key) ?? invalidValue("value", r.value) ?? invalidValue("expected", r.expected)
-    }
     const failIfInvalid = (error: InvalidRequestError | undefined) =>
       error === undefined ? Effect.void : Effect.fail(error)
 
@@ -367,6 +360,31 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         currentFound: current !== undefined,
         instance
       }
+    }
+
+    /**
+     * A write: its arguments' check, the command it proposes, and its response once applied. The Effect
+     * handler and the session shortcut are both made from it (`handleWrite`, `shortcutWrite`).
+     */
+    interface WriteOp<I, O> {
+      readonly invalid: (request: I) => InvalidRequestError | undefined
+      readonly command: (request: I) => KvCommand["op"]
+      readonly response: (applied: Applied) => O
+    }
+    const setOp: WriteOp<SetRequest, SetResponse> = {
+      invalid: (r) => invalidKey(r.key) ?? invalidValue("value", r.value),
+      command: (value) => ({ $case: "set", value }),
+      response: setResponse
+    }
+    const deleteOp: WriteOp<DeleteRequest, DeleteResponse> = {
+      invalid: (r) => invalidKey(r.key),
+      command: (value) => ({ $case: "delete", value }),
+      response: deleteResponse
+    }
+    const compareAndSetOp: WriteOp<CompareAndSetRequest, CompareAndSetResponse> = {
+      invalid: (r) => invalidKey(r.key) ?? invalidValue("value", r.value) ?? invalidValue("expected", r.expected),
+      command: (value) => ({ $case: "compareAndSet", value }),
+      response: compareAndSetResponse
     }
 
     /** Links the client's server span to the consensus instance that decided its command. */
@@ -419,32 +437,24 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     const get = (request: GetRequest) =>
       Effect.gen(function* () {
-        yield* failIfInvalid(invalid.get(request))
+        yield* failIfInvalid(invalidKey(request.key))
         const point = yield* readPoint
         yield* linkInstance(point.span)
         return getResponse(request.key, point.instance)
       })
-    const set = (request: SetRequest) =>
-      Effect.gen(function* () {
-        yield* failIfInvalid(invalid.set(request))
-        const applied = yield* submit({ $case: "set", value: request })
-        yield* linkInstance(applied.span)
-        return setResponse(applied)
-      })
-    const del = (request: DeleteRequest) =>
-      Effect.gen(function* () {
-        yield* failIfInvalid(invalid.delete(request))
-        const applied = yield* submit({ $case: "delete", value: request })
-        yield* linkInstance(applied.span)
-        return deleteResponse(applied)
-      })
-    const compareAndSet = (request: CompareAndSetRequest) =>
-      Effect.gen(function* () {
-        yield* failIfInvalid(invalid.compareAndSet(request))
-        const applied = yield* submit({ $case: "compareAndSet", value: request })
-        yield* linkInstance(applied.span)
-        return compareAndSetResponse(applied)
-      })
+    /** A write's Effect handler: proposes it, waits until it is applied, links the span to its instance. */
+    const handleWrite =
+      <I, O>(op: WriteOp<I, O>) =>
+      (request: I) =>
+        Effect.gen(function* () {
+          yield* failIfInvalid(op.invalid(request))
+          const applied = yield* submit(op.command(request))
+          yield* linkInstance(applied.span)
+          return op.response(applied)
+        })
+    const set = handleWrite(setOp)
+    const del = handleWrite(deleteOp)
+    const compareAndSet = handleWrite(compareAndSetOp)
     const answerInSession = makeSessionAnswerer({ get, set, delete: del, compareAndSet }, (message, cause) =>
       runFork(Effect.logError(message, cause).pipe(Effect.annotateLogs({ replica: options.id })))
     )
@@ -452,33 +462,26 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
      * Session requests without a fiber each when nothing traces them (with tracing, every request is a server
      * span linked to its instance, which the Effect handlers make). Invalid ones still take the Effect path.
      */
-    const orFailure =
-      <O>(done: (outcome: O | HandlerError) => void, response: (applied: Applied) => O) =>
-      (outcome: Applied | HandlerError) =>
-        done(outcome instanceof HandlerError ? outcome : response(outcome))
+    const shortcutWrite =
+      <I, O>(op: WriteOp<I, O>) =>
+      (request: I, done: (outcome: O | HandlerError) => void): boolean => {
+        if (op.invalid(request) !== undefined) return false
+        enqueue(op.command(request), (outcome) =>
+          done(outcome instanceof HandlerError ? outcome : op.response(outcome))
+        )
+        return true
+      }
     const shortcut = makeSessionShortcut({
       get: (request, done) => {
-        if (invalid.get(request) !== undefined) return false
+        if (invalidKey(request.key) !== undefined) return false
         awaitReadPoint((point) =>
           done(point instanceof HandlerError ? point : getResponse(request.key, point.instance))
         )
         return true
       },
-      set: (request, done) => {
-        if (invalid.set(request) !== undefined) return false
-        enqueue({ $case: "set", value: request }, orFailure(done, setResponse))
-        return true
-      },
-      delete: (request, done) => {
-        if (invalid.delete(request) !== undefined) return false
-        enqueue({ $case: "delete", value: request }, orFailure(done, deleteResponse))
-        return true
-      },
-      compareAndSet: (request, done) => {
-        if (invalid.compareAndSet(request) !== undefined) return false
-        enqueue({ $case: "compareAndSet", value: request }, orFailure(done, compareAndSetResponse))
-        return true
-      }
+      set: shortcutWrite(setOp),
+      delete: shortcutWrite(deleteOp),
+      compareAndSet: shortcutWrite(compareAndSetOp)
     })
 
     const service = grpcService(KVService, {

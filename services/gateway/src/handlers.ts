@@ -292,15 +292,9 @@ export const sessionHandler =
       if (!taken && !answered) shortcutsInFlight--
       return taken
     }
-    call.on("data", (request: I) => {
-      if (shuttingDown) return
-      if (tryShortcut(request)) {
-        if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
-        return
-      }
+    const runFiber = (request: I) => {
       const fiber = runner.runUnary(Effect.suspend(() => handler(request, info)))
       inFlight.add(fiber)
-      if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
       fiber.addObserver((exit) => {
         inFlight.delete(fiber)
         resumeIfRoom()
@@ -317,6 +311,11 @@ export const sessionHandler =
         }
         endIfDone()
       })
+    }
+    call.on("data", (request: I) => {
+      if (shuttingDown) return
+      if (!tryShortcut(request)) runFiber(request)
+      if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
     })
     call.once("end", () => {
       halfClosed = true
