@@ -24,6 +24,15 @@ export const procMemoryMb = (pid: number, field: "VmHWM" | "VmRSS"): number | un
 
 export const peakRssMb = (pid: number): number | undefined => procMemoryMb(pid, "VmHWM")
 
+/** The largest current RSS (VmRSS) among a group's live replica processes, in MB. */
+export const largestRssMb = (group: Pick<Group, "children">): number =>
+  Math.max(
+    0,
+    ...group.children
+      .map((c) => (c.pid === undefined ? undefined : procMemoryMb(c.pid, "VmRSS")))
+      .filter((x): x is number => x !== undefined)
+  )
+
 /** A POPUC group of `n` replica processes, in the current scope; `extraArgs` go to every `reef run replica`. */
 export const startGroup = (natsUrl: string, n: number, group: string, extraArgs: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {

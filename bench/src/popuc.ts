@@ -21,6 +21,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { startNatsServer } from "@reef/kernel"
 import type { DeploymentMode } from "@reef/replica"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type KvLoadOptions, longestGapMs, rateBetween, runKvLoad } from "./kv-load.js"
@@ -33,7 +34,7 @@ import {
   startEtcdCluster,
   startRedis
 } from "./peers/index.js"
-import { engineStates, type Group, peakRssMb, startGroup } from "./popuc-group.js"
+import { engineStates, type Group, largestRssMb, peakRssMb, startGroup } from "./popuc-group.js"
 import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
@@ -114,6 +115,12 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
   }
 }
 
+/**
+ * How long a group rests after its loads before its idle RSS is read: long enough for V8's memory reducer
+ * (which starts 8 s after a full GC) to have run.
+ */
+const IDLE_AFTER_LOAD = Duration.seconds(10)
+
 /** Writes in flight for the failover run at light load. */
 const FAILOVER_LIGHT_IN_FLIGHT = 8
 
@@ -179,6 +186,7 @@ export const run = async (quick: boolean) => {
         const idle0 = sumEngines(yield* engineStates(group))
         yield* Effect.sleep("1 second")
         const idle1 = sumEngines(yield* engineStates(group))
+        const idleRssMb = largestRssMb(group)
         yield* warmUp(group.addresses)
         const before = sumEngines(yield* engineStates(group))
         const busySince = performance.now()
@@ -229,6 +237,9 @@ export const run = async (quick: boolean) => {
         const rssMb = group.children
           .map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid)))
           .filter((x): x is number => x !== undefined)
+        // The budget is for an idle actor process, and one that has served a load is idle again too.
+        yield* Effect.sleep(IDLE_AFTER_LOAD)
+        const idleAfterLoadRssMb = largestRssMb(group)
         const engine = {
           idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
           roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
@@ -240,7 +251,9 @@ export const run = async (quick: boolean) => {
           roundTimeMaxMs: round(after.roundTimeMaxMs, 2),
           instancesUnderLoad: busyInstances,
           selfQuits: after.selfQuits,
-          replicaPeakRssMb: Math.max(...rssMb, 0)
+          replicaPeakRssMb: Math.max(...rssMb, 0),
+          replicaIdleRssMb: idleRssMb,
+          replicaIdleRssAfterLoadMb: idleAfterLoadRssMb
         }
         metrics[`engine.n${n}`] = engine
         engineRows.push([
@@ -252,7 +265,9 @@ export const run = async (quick: boolean) => {
           engine.roundTimeP99Ms,
           engine.roundTimeMaxMs,
           engine.selfQuits,
-          engine.replicaPeakRssMb
+          engine.replicaPeakRssMb,
+          engine.replicaIdleRssMb,
+          engine.replicaIdleRssAfterLoadMb
         ])
 
         if (n === 5) {
@@ -451,7 +466,19 @@ export const run = async (quick: boolean) => {
 
   printTable(
     `POPUC engine, failure-free${quick ? " (quick)" : ""}`,
-    ["N", "idle inst/s", "rounds/inst", "round ms", "round p50", "round p99", "round max", "self-quits", "RSS MB"],
+    [
+      "N",
+      "idle inst/s",
+      "rounds/inst",
+      "round ms",
+      "round p50",
+      "round p99",
+      "round max",
+      "self-quits",
+      "peak RSS MB",
+      "idle RSS MB",
+      "idle RSS after load MB"
+    ],
     engineRows
   )
   printTable(
