@@ -116,10 +116,11 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
 }
 
 /**
- * How long a group rests after its loads before its idle RSS is read: long enough for V8's memory reducer
- * (which starts 8 s after a full GC) to have run.
+ * How long a group rests after its loads before its idle RSS is read: long enough for V8's memory reducer to
+ * have shrunk the heap (its compacting GCs ran 16-18 s after the load in a --trace-gc of a replica) and for
+ * the allocator to have returned the pages freed then (JEMALLOC_CONF in @reef/cli: 5 s decay).
  */
-const IDLE_AFTER_LOAD = Duration.seconds(10)
+const IDLE_AFTER_LOAD = Duration.seconds(30)
 
 /** Writes in flight for the failover run at light load. */
 const FAILOVER_LIGHT_IN_FLIGHT = 8

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { reefArgv } from "./self-command.js"
+import { allocatorEnv, reefArgv } from "./self-command.js"
 
 export class ChildStartError extends Data.TaggedError("ChildStartError")<{
   readonly name: string
@@ -48,7 +48,7 @@ export const startReefChild = (options: ChildOptions) =>
     Effect.async<ChildProcess, ChildStartError>((resume) => {
       const child = spawn(process.execPath, [...reefArgv(options.args)], {
         stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, REEF_EXIT_WITH_PARENT: "1", ...options.env }
+        env: { ...process.env, ...allocatorEnv(), REEF_EXIT_WITH_PARENT: "1", ...options.env }
       })
       const print = options.onLine ?? ((line: string) => console.log(`[${options.name}] ${line}`))
       let ready = false

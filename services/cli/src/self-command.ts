@@ -2,6 +2,7 @@
  * How `reef` starts more of itself (`reef up` launching `reef run ...` children): from source through tsx
  * when this module is TypeScript (pnpm reef, tests), from the compiled dist otherwise.
  */
+import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -31,3 +32,42 @@ export const reefArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
         ...args
       ]
     : [...REEF_NODE_FLAGS, join(repoRoot, "services", "cli", "dist", "main.js"), ...args]
+
+/** Where Debian and similar distributions put jemalloc 5 (package libjemalloc2). */
+export const JEMALLOC_PATHS: ReadonlyArray<string> = [
+  "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+  "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+  "/usr/lib64/libjemalloc.so.2",
+  "/usr/lib/libjemalloc.so.2"
+]
+
+/**
+ * Unused pages go back to the kernel within about 5 s, from jemalloc's own background thread, so a process
+ * that has gone idle gives memory back without running. (A 1 s decay with two arenas returned it sooner but
+ * cost ~4% of the writes at N = 5; this setting measured the same as glibc: 5,697 against 5,737 writes/s,
+ * nine 5 s loads each.)
+ */
+export const JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:0"
+
+/**
+ * Environment that gives a `reef` child process jemalloc as its allocator, when the machine has it
+ * (scripts/bootstrap.sh installs it). With glibc's malloc a replica that has served a load stays large once
+ * idle: its heap is fragmented by buffers that outlive their neighbours (KV values, retained decisions), and
+ * free() only ever returns the heap's top. Measured on a 3-replica group after 30 s of KV load in each
+ * deployment mode, then 30 s idle: 193-233 MB RSS per replica with glibc, 124-127 MB with jemalloc; before
+ * the load, 107-114 MB either way. `REEF_MALLOC=system` keeps glibc's; a jemalloc already preloaded is left as it is.
+ */
+export const allocatorEnv = (
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  exists: (path: string) => boolean = existsSync
+): Record<string, string> => {
+  if (process.platform !== "linux" || env.REEF_MALLOC === "system" || env.LD_PRELOAD?.includes("libjemalloc")) {
+    return {}
+  }
+  const library = JEMALLOC_PATHS.find((path) => exists(path))
+  if (library === undefined) return {}
+  return {
+    LD_PRELOAD: env.LD_PRELOAD ? `${library}:${env.LD_PRELOAD}` : library,
+    MALLOC_CONF: env.MALLOC_CONF ?? JEMALLOC_CONF
+  }
+}
