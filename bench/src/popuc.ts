@@ -115,12 +115,16 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
   }
 }
 
+/** How long a new group idles before its idle RSS is read (JEMALLOC_CONF in @reef/cli: 5 s decay). */
+const SETTLE_BEFORE_IDLE_RSS = Duration.seconds(10)
+
 /**
  * How long a group rests after its loads before its idle RSS is read: long enough for V8's memory reducer to
- * have shrunk the heap (its compacting GCs ran 16-18 s after the load in a --trace-gc of a replica) and for
- * the allocator to have returned the pages freed then (JEMALLOC_CONF in @reef/cli: 5 s decay).
+ * have shrunk the heap, and for the allocator to have returned the pages freed then (JEMALLOC_CONF in
+ * @reef/cli: 5 s decay). The reducer's compacting GCs ran 16-18 s after the load at N = 3 (--trace-gc); at
+ * N = 5 the largest replica was still at 153 MB after 30 s and at 131 MB after 45 s.
  */
-const IDLE_AFTER_LOAD = Duration.seconds(30)
+const IDLE_AFTER_LOAD = Duration.seconds(45)
 
 /** Writes in flight for the failover run at light load. */
 const FAILOVER_LIGHT_IN_FLIGHT = 8
@@ -187,6 +191,8 @@ export const run = async (quick: boolean) => {
         const idle0 = sumEngines(yield* engineStates(group))
         yield* Effect.sleep("1 second")
         const idle1 = sumEngines(yield* engineStates(group))
+        // Settled first: start-up garbage is freed by V8 and returned by the allocator within seconds.
+        yield* Effect.sleep(SETTLE_BEFORE_IDLE_RSS)
         const idleRssMb = largestRssMb(group)
         yield* warmUp(group.addresses)
         const before = sumEngines(yield* engineStates(group))

@@ -2,8 +2,9 @@
  * Suite `soak`: is memory flat under sustained load? A 3-replica POPUC group (each replica process also
  * runs its NIC engine thread) serves colocated Sets and Gets for `--minutes` (10 by default, 1 with
  * --quick) while this process samples every replica's resident set size. Reported per replica: RSS after
- * the first minute, at half time, at the end, the peak, and the growth rate over the second half (least
- * squares, MB/min). Bounded caches (the decision log peers catch up from, V8's heap sizing) fill during
+ * the first minute, at half time and at the end (medians over a minute: the allocator hands freed pages
+ * back every few seconds, so RSS under load swings by tens of MB and one sample may be a peak or a trough),
+ * the peak, and the growth rate over the second half (least squares, MB/min). Bounded caches (the decision log peers catch up from, V8's heap sizing) fill during
  * the first minutes; a leak keeps growing in the second half, which is what the ratio compares.
  *
  * Writes bench/results/soak.json and bench/results/soak.svg (RSS over time per replica).
@@ -30,6 +31,17 @@ export const slope = (points: ReadonlyArray<readonly [number, number]>): number 
   const sxx = points.reduce((s, p) => s + (p[0] - mx) ** 2, 0)
   const sxy = points.reduce((s, p) => s + (p[0] - mx) * (p[1] - my), 0)
   return sxx === 0 ? 0 : sxy / sxx
+}
+
+/** Median of the values sampled at minutes [from, to); NaN if none was. */
+export const medianBetween = (points: ReadonlyArray<readonly [number, number]>, from: number, to: number): number => {
+  const values = points
+    .filter(([minute]) => minute >= from && minute < to)
+    .map(([, value]) => value)
+    .sort((a, b) => a - b)
+  if (values.length === 0) return Number.NaN
+  const middle = values.length >> 1
+  return values.length % 2 === 1 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2
 }
 
 export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => {
@@ -82,13 +94,15 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
   const rows = [...samples].map(([id, points]) => {
     const at = (minute: number) => points.find(([m]) => m >= minute)?.[1] ?? Number.NaN
     const secondHalf = points.filter(([minute]) => minute >= minutes / 2)
-    const mid = secondHalf[0]?.[1] ?? Number.NaN
-    const last = points[points.length - 1]?.[1] ?? Number.NaN
+    const window = Math.min(1, minutes / 4)
+    const mid = medianBetween(points, minutes / 2, minutes / 2 + window)
+    // The last sample is taken at the end itself: the window includes it.
+    const last = medianBetween(points, minutes - window, Number.POSITIVE_INFINITY)
     return {
       id,
       rssFirstMinuteMb: at(Math.min(FIRST_MINUTE, minutes / 2)),
-      rssMidMb: mid,
-      rssEndMb: last,
+      rssMidMb: round(mid, 1),
+      rssEndMb: round(last, 1),
       rssPeakMb: Math.max(...points.map((p) => p[1])),
       secondHalfGrowthMbPerMin: round(slope(secondHalf), 2),
       endOverMid: round(last / mid, 3)
