@@ -21,7 +21,10 @@ fi
 # jemalloc: the allocator of every actor process reef starts (allocatorEnv in services/cli/src/self-command.ts);
 # glibc's malloc leaves a replica that has served a load ~90 MB larger once idle.
 have_jemalloc() {
-  for f in /usr/lib/*/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do [ -e "$f" ] && return 0; done
+  # The paths allocatorEnv looks in (JEMALLOC_PATHS).
+  for f in /usr/lib/{x86_64,aarch64}-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do
+    [ -e "$f" ] && return 0
+  done
   return 1
 }
 if ! have_jemalloc; then

@@ -1,6 +1,6 @@
 /**
  * A POPUC group of replica processes for the benchmarks (`reef run replica`, one process each, on one
- * nats-server), and what a benchmark reads back from it: engine stats over gRPC and peak RSS from /proc.
+ * nats-server), and what a benchmark reads back from it: engine stats over gRPC and RSS from /proc.
  */
 import { readFileSync } from "node:fs"
 import { startReefChild, stopTogetherOnClose } from "@reef/cli"
@@ -22,14 +22,12 @@ export const procMemoryMb = (pid: number, field: "VmHWM" | "VmRSS"): number | un
   }
 }
 
-export const peakRssMb = (pid: number): number | undefined => procMemoryMb(pid, "VmHWM")
-
-/** The largest current RSS (VmRSS) among a group's live replica processes, in MB. */
-export const largestRssMb = (group: Pick<Group, "children">): number =>
+/** The largest RSS among a group's live replica processes, in MB: now (VmRSS) or the peak so far (VmHWM). */
+export const largestRssMb = (group: Pick<Group, "children">, field: "VmHWM" | "VmRSS"): number =>
   Math.max(
     0,
     ...group.children
-      .map((c) => (c.pid === undefined ? undefined : procMemoryMb(c.pid, "VmRSS")))
+      .map((c) => (c.pid === undefined ? undefined : procMemoryMb(c.pid, field)))
       .filter((x): x is number => x !== undefined)
   )
 

@@ -34,7 +34,7 @@ import {
   startEtcdCluster,
   startRedis
 } from "./peers/index.js"
-import { engineStates, type Group, largestRssMb, peakRssMb, startGroup } from "./popuc-group.js"
+import { engineStates, type Group, largestRssMb, startGroup } from "./popuc-group.js"
 import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
@@ -59,6 +59,14 @@ interface Plan {
    * headline ratio) is no longer the one measured coldest.
    */
   readonly warmUpMs: number
+  /**
+   * When idle RSS is read (the full run only: a minute of waiting per N): `settleMs` after a group starts,
+   * once the allocator has returned start-up garbage (JEMALLOC_CONF in @reef/cli: 5 s decay), and
+   * `afterLoadMs` after its loads, once V8's memory reducer has shrunk the heap. The reducer's compacting GCs
+   * ran 16-18 s after the load at N = 3 (--trace-gc); at N = 5 the largest replica was still at 153 MB after
+   * 30 s and at 131 MB after 45 s.
+   */
+  readonly idleRss?: { readonly settleMs: number; readonly afterLoadMs: number }
 }
 
 const planFor = (quick: boolean): Plan =>
@@ -79,7 +87,8 @@ const planFor = (quick: boolean): Plan =>
         loadMs: 5_000,
         concurrency: 128,
         saturation: 1_024,
-        warmUpMs: 15_000
+        warmUpMs: 15_000,
+        idleRss: { settleMs: 10_000, afterLoadMs: 45_000 }
       }
 
 const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates>>) => {
@@ -115,19 +124,14 @@ const sumEngines = (states: Effect.Effect.Success<ReturnType<typeof engineStates
   }
 }
 
-/** How long a new group idles before its idle RSS is read (JEMALLOC_CONF in @reef/cli: 5 s decay). */
-const SETTLE_BEFORE_IDLE_RSS = Duration.seconds(10)
-
-/**
- * How long a group rests after its loads before its idle RSS is read: long enough for V8's memory reducer to
- * have shrunk the heap, and for the allocator to have returned the pages freed then (JEMALLOC_CONF in
- * @reef/cli: 5 s decay). The reducer's compacting GCs ran 16-18 s after the load at N = 3 (--trace-gc); at
- * N = 5 the largest replica was still at 153 MB after 30 s and at 131 MB after 45 s.
- */
-const IDLE_AFTER_LOAD = Duration.seconds(45)
-
 /** Writes in flight for the failover run at light load. */
 const FAILOVER_LIGHT_IN_FLIGHT = 8
+
+/** The group's largest RSS after `waitMs` of idling; nothing (no wait) when the plan reads no idle RSS. */
+const idleRssAfter = (group: Group, waitMs: number | undefined) =>
+  waitMs === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(Effect.sleep(Duration.millis(waitMs)), () => largestRssMb(group, "VmRSS"))
 
 export const run = async (quick: boolean) => {
   const plan = planFor(quick)
@@ -191,9 +195,7 @@ export const run = async (quick: boolean) => {
         const idle0 = sumEngines(yield* engineStates(group))
         yield* Effect.sleep("1 second")
         const idle1 = sumEngines(yield* engineStates(group))
-        // Settled first: start-up garbage is freed by V8 and returned by the allocator within seconds.
-        yield* Effect.sleep(SETTLE_BEFORE_IDLE_RSS)
-        const idleRssMb = largestRssMb(group)
+        const idleRssMb = yield* idleRssAfter(group, plan.idleRss?.settleMs)
         yield* warmUp(group.addresses)
         const before = sumEngines(yield* engineStates(group))
         const busySince = performance.now()
@@ -241,12 +243,9 @@ export const run = async (quick: boolean) => {
         const after = sumEngines(yield* engineStates(group))
         const busyInstances = after.instances - before.instances
         const busySeconds = (performance.now() - busySince) / 1000
-        const rssMb = group.children
-          .map((c) => (c.pid === undefined ? undefined : peakRssMb(c.pid)))
-          .filter((x): x is number => x !== undefined)
+        const peakRssMb = largestRssMb(group, "VmHWM")
         // The budget is for an idle actor process, and one that has served a load is idle again too.
-        yield* Effect.sleep(IDLE_AFTER_LOAD)
-        const idleAfterLoadRssMb = largestRssMb(group)
+        const idleAfterLoadRssMb = yield* idleRssAfter(group, plan.idleRss?.afterLoadMs)
         const engine = {
           idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
           roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
@@ -258,7 +257,7 @@ export const run = async (quick: boolean) => {
           roundTimeMaxMs: round(after.roundTimeMaxMs, 2),
           instancesUnderLoad: busyInstances,
           selfQuits: after.selfQuits,
-          replicaPeakRssMb: Math.max(...rssMb, 0),
+          replicaPeakRssMb: peakRssMb,
           replicaIdleRssMb: idleRssMb,
           replicaIdleRssAfterLoadMb: idleAfterLoadRssMb
         }
@@ -273,8 +272,8 @@ export const run = async (quick: boolean) => {
           engine.roundTimeMaxMs,
           engine.selfQuits,
           engine.replicaPeakRssMb,
-          engine.replicaIdleRssMb,
-          engine.replicaIdleRssAfterLoadMb
+          engine.replicaIdleRssMb ?? "",
+          engine.replicaIdleRssAfterLoadMb ?? ""
         ])
 
         if (n === 5) {

@@ -4,8 +4,9 @@
  * --quick) while this process samples every replica's resident set size. Reported per replica: RSS after
  * the first minute, at half time and at the end (medians over a minute: the allocator hands freed pages
  * back every few seconds, so RSS under load swings by tens of MB and one sample may be a peak or a trough),
- * the peak, and the growth rate over the second half (least squares, MB/min). Bounded caches (the decision log peers catch up from, V8's heap sizing) fill during
- * the first minutes; a leak keeps growing in the second half, which is what the ratio compares.
+ * the peak, and the growth rate over the second half (least squares, MB/min). Bounded caches (the decision
+ * log peers catch up from, V8's heap sizing) fill during the first minutes; a leak keeps growing in the
+ * second half, which is what the ratio compares.
  *
  * Writes bench/results/soak.json and bench/results/soak.svg (RSS over time per replica).
  */

@@ -316,8 +316,10 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
   if (msg.instance !== received.instance || from === received.self || !received.members.includes(from)) {
     return none(countDrop(received))
   }
-  const s = received.heardAny.has(from) ? received : { ...received, heardAny: new Set([...received.heardAny, from]) }
-  if (s.gone.has(from)) return onReceive(back(s, from), from, msg)
+  const heard = received.heardAny.has(from)
+    ? received
+    : { ...received, heardAny: new Set([...received.heardAny, from]) }
+  const s = heard.gone.has(from) ? back(heard, from) : heard
   let state = s
   let out: ReadonlyArray<InstanceOutput> = []
   if (msg.round === s.round + 1 && s.round >= 1 && closesOnAllHeard(s.roundTimer)) {
