@@ -12,7 +12,6 @@ import {
   type MembershipSchedule,
   membersAt,
   type ProcessId,
-  type RoundMsg,
   type RoundTimerConfig,
   roundPeriodMs,
   scheduleOf,
@@ -25,6 +24,7 @@ import {
   type Value,
   type WireMsg
 } from "./core/index.js"
+import { JoinReplay } from "./join-replay.js"
 import { LatencyHistogram } from "./latency-histogram.js"
 import { decodeWire, encodeWire, ownPayload } from "./wire.js"
 
@@ -209,13 +209,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
     }
     if (unheard.length > 0) io.setTimer(probeAfterMs, () => probeUnheard(instance, round))
   }
-  /**
-   * The last round messages received, replayed after a Join: the group's round-1 messages of the instance a
-   * rejoining engine enters were usually sent before the host's catch-up arrived, and without them the
-   * joiner could not take part in that instance and would fall behind again.
-   */
-  const recent: Array<{ from: ProcessId; msg: RoundMsg }> = []
-  const RECENT_LIMIT = 64
+  /** Round messages received while out of the group, replayed after a Join. */
+  const joinReplay = new JoinReplay()
   // Self-addressed messages are fed back after the current step, never re-entrantly inside it.
   const loopback: Array<TobInput> = []
   let stepping = false
@@ -404,11 +399,9 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
       }
       lastHeardMs = io.nowMs()
       interaction.record(Math.max(0, (io.wallUs() - decoded.sentAtUs) / 1000))
-      if (decoded.msg._tag === "Round") {
-        recent.push({ from: decoded.from, msg: decoded.msg })
-        if (recent.length > RECENT_LIMIT) recent.shift()
-      }
       apply({ _tag: "Receive", from: decoded.from, msg: decoded.msg }, undefined)
+      // After the step: the message this engine self-quit on is kept for its Join too.
+      if (decoded.msg._tag === "Round") joinReplay.record({ from: decoded.from, msg: decoded.msg }, isTakingPart(state))
     },
     onCommand: (command) => {
       switch (command._tag) {
@@ -434,8 +427,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           apply(join, undefined)
           // The group's round-1 messages of the joined instance usually came before the catch-up: replay them,
           // then open the instance now rather than wait for a message that already came.
-          for (const { from, msg } of recent.splice(0)) {
-            if (msg.instance >= command.startInstance) apply({ _tag: "Receive", from, msg }, undefined)
+          for (const { from, msg } of joinReplay.takeFrom(command.startInstance)) {
+            apply({ _tag: "Receive", from, msg }, undefined)
           }
           const current = state.multi?.current
           const startNow = command.startNow ?? true
