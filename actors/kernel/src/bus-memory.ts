@@ -67,6 +67,12 @@ export const makeMemoryBus = Effect.gen(function* () {
         })
     ).pipe(Effect.map((sub) => Stream.fromQueue(sub.inbox).pipe(Stream.takeWhile((m): m is BusMessage => m !== null))))
 
+  const listen = (subject: string, onMessage: (message: BusMessage) => void, queue?: string) =>
+    subscribe(subject, queue ? { queue } : undefined).pipe(
+      Effect.flatMap((stream) => Effect.forkScoped(Stream.runForEach(stream, (m) => Effect.sync(() => onMessage(m))))),
+      Effect.asVoid
+    )
+
   return Bus.of({
     publish: (subject, data, headers) =>
       Effect.sync(() => {
@@ -97,17 +103,9 @@ export const makeMemoryBus = Effect.gen(function* () {
           route({ subject: to.reply, data, headers: headers ?? EMPTY_HEADERS, reply: undefined })
       }),
     subscribe,
+    listen: (subject, onMessage) => listen(subject, onMessage),
     serve: (spec, onMessage) =>
-      Effect.forEach(
-        spec.endpoints,
-        (e) =>
-          subscribe(e.subject, e.queue ? { queue: e.queue } : undefined).pipe(
-            Effect.flatMap((stream) =>
-              Effect.forkScoped(Stream.runForEach(stream, (m) => Effect.sync(() => onMessage(m))))
-            )
-          ),
-        { discard: true }
-      ),
+      Effect.forEach(spec.endpoints, (e) => listen(e.subject, onMessage, e.queue), { discard: true }),
     flush: Effect.void,
     events: Stream.never
   })

@@ -183,6 +183,23 @@ export const makeNatsBus = (nc: NatsConnection) =>
             () => sub.unsubscribe()
           )
       ).pipe(Effect.map((sub) => iterableStream(sub, `subscription ${subject}`))),
+    listen: (subject, onMessage) =>
+      Effect.acquireRelease(
+        Effect.try({
+          try: () =>
+            nc.subscribe(subject, {
+              callback: (error, m) => {
+                if (error === null) onMessage(toBusMessage(m))
+              }
+            }),
+          catch: (cause) => new BusError({ operation: `listen ${subject}`, cause })
+        }),
+        (sub) =>
+          boundedRelease(
+            () => sub.drain(),
+            () => sub.unsubscribe()
+          )
+      ).pipe(Effect.asVoid),
     serve: (spec, onMessage) =>
       Effect.gen(function* () {
         const service = yield* Effect.acquireRelease(

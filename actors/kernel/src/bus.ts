@@ -61,6 +61,15 @@ export interface BusShape {
     options?: { readonly queue?: string }
   ) => Effect.Effect<Stream.Stream<BusMessage>, BusError, Scope.Scope>
   /**
+   * Calls `onMessage` synchronously for each message on `subject` until the scope closes (no stream or fiber
+   * hop per message); closing the scope drains like `subscribe`. For state that a plain function updates,
+   * e.g. the membership view: a stream pull per heartbeat cost more than the view's step.
+   */
+  readonly listen: (
+    subject: string,
+    onMessage: (message: BusMessage) => void
+  ) => Effect.Effect<void, BusError, Scope.Scope>
+  /**
    * Serves every endpoint of `spec`, visible to NATS service discovery, calling `onMessage` synchronously for
    * each message (the hot path: no stream or fiber hop per message). Closing the scope drains: every message
    * the server already sent is still delivered before the close completes.

@@ -7,14 +7,13 @@
  * `membership.suspectAfterMs + heartbeatIntervalMs / 2` (the tick period) of its last heartbeat.
  */
 import { Heartbeat, type Member, MemberState, type MembershipEvent } from "@reef/proto"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
-import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Bus } from "./bus.js"
@@ -45,37 +44,34 @@ export const membershipLayer: Layer.Layer<Membership, never, Bus | KernelConfig>
   Effect.gen(function* () {
     const bus = yield* Bus
     const config = yield* KernelConfig
-    const view = yield* Ref.make(emptyView)
+    const clock = yield* Effect.clock
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     const hub = yield* PubSub.unbounded<MembershipEvent>()
-    const lock = yield* Effect.makeSemaphore(1)
+    // Plain state stepped by plain functions: heartbeats arrive in NATS callbacks and ticks in their own fiber,
+    // but JS runs one at a time and a step never yields, so the view and its events stay in step order.
+    let view = emptyView
 
-    const apply = (input: MembershipInput) =>
-      lock.withPermits(1)(
-        Effect.gen(function* () {
-          const step = stepMembership(yield* Ref.get(view), config.membership, input)
-          yield* Ref.set(view, step.view)
-          if (step.events.length > 0) yield* PubSub.publishAll(hub, step.events)
+    const apply = (input: MembershipInput) => {
+      const step = stepMembership(view, config.membership, input)
+      view = step.view
+      // An unbounded hub never suspends a publisher.
+      if (step.events.length > 0) runSync(PubSub.publishAll(hub, step.events))
+    }
+
+    yield* bus
+      .listen(presenceWildcard(config.cluster), (message) =>
+        Either.match(decodeAs(Heartbeat, message.data, message.subject), {
+          onLeft: (error) => runSync(Effect.logWarning("ignoring malformed heartbeat", error.message)),
+          onRight: (heartbeat) => apply({ _tag: "Heartbeat", heartbeat, nowMs: clock.unsafeCurrentTimeMillis() })
         })
       )
-
-    const heartbeats = yield* bus.subscribe(presenceWildcard(config.cluster)).pipe(Effect.orDie)
-    yield* heartbeats.pipe(
-      Stream.runForEach((message) =>
-        Either.match(decodeAs(Heartbeat, message.data, message.subject), {
-          onLeft: (error) => Effect.logWarning("ignoring malformed heartbeat", error.message),
-          onRight: (heartbeat) =>
-            Effect.flatMap(Clock.currentTimeMillis, (nowMs) => apply({ _tag: "Heartbeat", heartbeat, nowMs }))
-        })
-      ),
-      Effect.forkScoped
-    )
-    yield* Clock.currentTimeMillis.pipe(
-      Effect.flatMap((nowMs) => apply({ _tag: "Tick", nowMs })),
+      .pipe(Effect.orDie)
+    yield* Effect.sync(() => apply({ _tag: "Tick", nowMs: clock.unsafeCurrentTimeMillis() })).pipe(
       Effect.repeat(Schedule.spaced(Duration.millis(Math.max(10, config.heartbeatIntervalMs / 2)))),
       Effect.forkScoped
     )
 
-    const members = Effect.map(Ref.get(view), (v) => [...v.values()])
+    const members = Effect.sync(() => [...view.values()])
     const changes = Stream.fromPubSub(hub)
     const watch = Stream.unwrapScoped(
       Effect.gen(function* () {
