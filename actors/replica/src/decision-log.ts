@@ -8,8 +8,8 @@ import { ownPayload, VALUE_OVERHEAD_BYTES, type Value } from "@reef/nic"
 
 export const DEFAULT_LOG_INSTANCES = 100_000
 /**
- * About 14k KV commands of 256-byte values: half a minute of load, far more than a self-quit's rejoin needs
- * (a replica further behind gets a snapshot).
+ * About 14k KV commands of 256-byte values: two seconds (~300 instances) of the benchmark's load at N = 5, far
+ * more than a self-quit's rejoin needs (a replica further behind gets a snapshot).
  */
 export const DEFAULT_LOG_BYTES = 4 * 1024 * 1024
 
