@@ -4,14 +4,14 @@
  * new session, and deadlines hold.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { grpcService, serveGrpc } from "@reef/gateway"
+import { framedSession, grpcService, serveGrpc } from "@reef/gateway"
 import { KVService } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import { makeKvClient } from "./kv-client.js"
-import { type KvOperations, makeSessionAnswerer } from "./kv-session.js"
+import { type KvOperations, kvSessionFrames, makeSessionAnswerer } from "./kv-session.js"
 
 /** Set answers at once, except for the key "hang", which never is. */
 const ops: KvOperations<never> = {
@@ -22,6 +22,16 @@ const ops: KvOperations<never> = {
   compareAndSet: () => Effect.die("unused")
 }
 
+/** Request frames the test servers received. */
+let framesReceived = 0
+const countingFrames: typeof kvSessionFrames = {
+  requests: (frame) => {
+    framesReceived++
+    return kvSessionFrames.requests(frame)
+  },
+  replies: kvSessionFrames.replies
+}
+
 const serve = (port = 0) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
@@ -29,7 +39,10 @@ const serve = (port = 0) =>
       ...ops,
       state: () => Effect.die("unused"),
       reconfigure: () => Effect.die("unused"),
-      session: makeSessionAnswerer(ops, () => {})
+      session: framedSession(
+        countingFrames,
+        makeSessionAnswerer(ops, () => {})
+      )
     })
     const server = yield* serveGrpc({ port, shutdownGraceMs: 100, services: [service] }).pipe(Scope.extend(scope))
     return { server, scope }
@@ -48,6 +61,23 @@ describe("KV client sessions", () => {
       const second = yield* serve(first.server.port)
       expect((yield* client.set("k", Buffer.from("abcd"))).version).toBe(4)
       yield* Scope.close(second.scope, Exit.void)
+    })
+  )
+
+  it.scopedLive("requests issued together share frames and each gets its own reply", () =>
+    Effect.gen(function* () {
+      const { server, scope } = yield* serve()
+      const client = yield* makeKvClient({ replicas: [server.address], timeoutMs: 10_000 })
+      framesReceived = 0
+      const versions = yield* Effect.forEach(
+        Array.from({ length: 200 }, (_, i) => i + 1),
+        (size) => Effect.map(client.set(`k${size}`, Buffer.alloc(size)), (r) => r.version),
+        { concurrency: "unbounded" }
+      )
+      expect(versions).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
+      // Issued in one turn of the event loop: far fewer frames than requests.
+      expect(framesReceived).toBeLessThan(20)
+      yield* Scope.close(scope, Exit.void)
     })
   )
 

@@ -3,7 +3,14 @@
  * under the request's id. A request never ends the session: a failure (bad argument, overload, unavailable
  * engine, even a defect) becomes that reply's `error`, with the status the unary call would have ended with.
  */
-import { type SessionShortcut, statusOfCause, statusOfFailure, type TaggedFailure, withServerSpan } from "@reef/gateway"
+import {
+  type SessionFrames,
+  type SessionShortcut,
+  statusOfCause,
+  statusOfFailure,
+  type TaggedFailure,
+  withServerSpan
+} from "@reef/gateway"
 import {
   type CompareAndSetRequest,
   type CompareAndSetResponse,
@@ -12,8 +19,10 @@ import {
   ErrorCode,
   type GetRequest,
   type GetResponse,
+  type KvReplies,
   KvReply,
   type KvRequest,
+  type KvRequests,
   type SetRequest,
   type SetResponse
 } from "@reef/proto"
@@ -28,6 +37,12 @@ export interface KvOperations<R> {
 }
 
 const METHOD = "reef.v1.KV"
+
+/** reef.v1.KV/Session's frames: requests in a KvRequests, replies in a KvReplies. */
+export const kvSessionFrames: SessionFrames<KvRequests, KvReplies, KvRequest, KvReply> = {
+  requests: (frame) => frame.requests,
+  replies: (replies) => ({ replies: [...replies] })
+}
 
 type Result = NonNullable<KvReply["result"]>
 

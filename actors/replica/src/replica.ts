@@ -8,7 +8,7 @@
  * before it started. tests/src/popuc-kv.test.ts checks recorded histories with a linearizability checker.
  */
 import { createHash } from "node:crypto"
-import { grpcService, InvalidRequestError, serveGrpc } from "@reef/gateway"
+import { framedSession, grpcService, InvalidRequestError, serveGrpc } from "@reef/gateway"
 import { defineActor, HandlerError, type Kernel, KernelConfig, Messenger, onAsk, rpc, spawn } from "@reef/kernel"
 import {
   type AppliedBatch,
@@ -56,7 +56,7 @@ import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
-import { makeSessionAnswerer, makeSessionShortcut } from "./kv-session.js"
+import { kvSessionFrames, makeSessionAnswerer, makeSessionShortcut } from "./kv-session.js"
 import { applyCommand, chainValue, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
 import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
@@ -489,7 +489,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       set,
       delete: del,
       compareAndSet,
-      session: tracing ? answerInSession : { answer: answerInSession, shortcut },
+      session: framedSession(kvSessionFrames, tracing ? answerInSession : { answer: answerInSession, shortcut }),
       state: () => stateResponse,
       reconfigure: (request) =>
         Effect.gen(function* () {

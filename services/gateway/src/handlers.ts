@@ -66,6 +66,35 @@ export interface SessionHandlers<I, O, R> {
   readonly shortcut: SessionShortcut<I, O>
 }
 
+const FramedSessionTypeId: unique symbol = Symbol.for("@reef/gateway/FramedSession")
+
+/** How a framed session's stream messages hold its requests (`F`) and its replies (`G`). */
+export interface SessionFrames<F, G, I, O> {
+  readonly requests: (frame: F) => ReadonlyArray<I>
+  readonly replies: (replies: ReadonlyArray<O>) => G
+}
+
+/** A session whose stream messages are frames of requests and of replies: see `framedSession`. */
+export interface FramedSession<F, G, R> {
+  readonly [FramedSessionTypeId]: {
+    readonly frames: SessionFrames<F, G, any, any>
+    readonly handlers: SessionHandler<any, any, R> | SessionHandlers<any, any, R>
+  }
+}
+
+/**
+ * A session whose stream messages are frames (e.g. reef.v1.KV/Session): every request of a frame is handled
+ * as if it came alone, and the replies completed in one turn of the event loop leave as one frame. gRPC's and
+ * HTTP/2's costs are per message, not per request.
+ */
+export const framedSession = <F, G, I, O, R>(
+  frames: SessionFrames<F, G, I, O>,
+  handlers: SessionHandler<I, O, R> | SessionHandlers<I, O, R>
+): FramedSession<F, G, R> => ({ [FramedSessionTypeId]: { frames, handlers } })
+
+const isFramed = (handlers: object): handlers is FramedSession<unknown, unknown, unknown> =>
+  FramedSessionTypeId in handlers
+
 type RequestOf<M> = M extends MethodDefinition<infer I, any> ? I : never
 type ResponseOf<M> = M extends MethodDefinition<any, infer O> ? O : never
 
@@ -75,7 +104,10 @@ export type EffectHandler<M, R> = M extends { readonly requestStream: false; rea
   : M extends { readonly requestStream: false; readonly responseStream: true }
     ? ServerStreamHandler<RequestOf<M>, ResponseOf<M>, R>
     : M extends { readonly requestStream: true; readonly responseStream: true }
-      ? SessionHandler<RequestOf<M>, ResponseOf<M>, R> | SessionHandlers<RequestOf<M>, ResponseOf<M>, R>
+      ?
+          | SessionHandler<RequestOf<M>, ResponseOf<M>, R>
+          | SessionHandlers<RequestOf<M>, ResponseOf<M>, R>
+          | FramedSession<RequestOf<M>, ResponseOf<M>, R>
       : never
 
 /** One Effect handler per method of a grpc-js service definition (e.g. ts-proto's `ClusterService`). */
@@ -248,10 +280,30 @@ export const MAX_SESSION_IN_FLIGHT = 4096
  * shutdown finds it like any stream).
  */
 export const sessionHandler =
-  <I, O, R>(runner: CallRunner<R>, path: string, handlers: SessionHandler<I, O, R> | SessionHandlers<I, O, R>) =>
-  (call: ServerDuplexStream<I, O>): void => {
+  <I, O, R>(
+    runner: CallRunner<R>,
+    path: string,
+    given: SessionHandler<I, O, R> | SessionHandlers<I, O, R> | FramedSession<unknown, unknown, R>
+  ) =>
+  (call: ServerDuplexStream<unknown, unknown>): void => {
     const info = callInfo(path, call)
+    const framed = typeof given === "object" && isFramed(given) ? given[FramedSessionTypeId] : undefined
+    const handlers = (framed?.handlers ?? given) as SessionHandler<I, O, R> | SessionHandlers<I, O, R>
     const { answer: handler, shortcut } = typeof handlers === "function" ? { answer: handlers } : handlers
+    const frames = framed?.frames as SessionFrames<unknown, unknown, I, O> | undefined
+    /** Replies completed in this turn of the event loop (framed sessions), written as one frame. */
+    let replies: Array<O> = []
+    const flushReplies = () => {
+      if (replies.length === 0) return
+      const frame = frames!.replies(replies)
+      replies = []
+      if (!call.cancelled) call.write(frame)
+    }
+    const send = (reply: O) => {
+      if (frames === undefined) return void call.write(reply)
+      if (replies.length === 0) setImmediate(flushReplies)
+      replies.push(reply)
+    }
     const inFlight = new Set<Fiber.RuntimeFiber<O>>()
     /** Requests a shortcut took and has not answered yet. */
     let shortcutsInFlight = 0
@@ -263,6 +315,7 @@ export const sessionHandler =
       if (ended || call.cancelled || inFlightCount() > 0 || !(halfClosed || shuttingDown)) return
       ended = true
       session.unsafeInterruptAsFork(FiberId.none)
+      flushReplies()
       if (halfClosed) call.end()
       else call.emit("error", statusObject(statusOfCause(Cause.interrupt(FiberId.none))))
     }
@@ -286,7 +339,7 @@ export const sessionHandler =
         shortcutsInFlight--
         resumeIfRoom()
         if (call.cancelled) return
-        call.write(response)
+        send(response)
         endIfDone()
       })
       if (!taken && !answered) shortcutsInFlight--
@@ -299,7 +352,7 @@ export const sessionHandler =
         inFlight.delete(fiber)
         resumeIfRoom()
         if (call.cancelled) return
-        if (Exit.isSuccess(exit)) call.write(exit.value)
+        if (Exit.isSuccess(exit)) send(exit.value)
         else if (!Cause.isInterruptedOnly(exit.cause)) {
           // A session handler cannot fail, so this is a defect: the request stays unanswered (the client's
           // deadline ends it) and the cause goes to the log.
@@ -312,9 +365,13 @@ export const sessionHandler =
         endIfDone()
       })
     }
-    call.on("data", (request: I) => {
-      if (shuttingDown) return
+    const take = (request: I) => {
       if (!tryShortcut(request)) runFiber(request)
+    }
+    call.on("data", (message: unknown) => {
+      if (shuttingDown) return
+      if (frames === undefined) take(message as I)
+      else for (const request of frames.requests(message)) take(request)
       if (inFlightCount() >= MAX_SESSION_IN_FLIGHT) call.pause()
     })
     call.once("end", () => {
@@ -341,7 +398,11 @@ export const implement = <D extends ServiceDefinition, R>(
       throw new Error(`${method.path}: client-streaming methods are not supported`)
     }
     implementation[key] = method.requestStream
-      ? sessionHandler(runner, method.path, handler as SessionHandler<any, any, R> | SessionHandlers<any, any, R>)
+      ? sessionHandler(
+          runner,
+          method.path,
+          handler as SessionHandler<any, any, R> | SessionHandlers<any, any, R> | FramedSession<unknown, unknown, R>
+        )
       : method.responseStream
         ? serverStreamHandler(runner, method.path, handler as ServerStreamHandler<any, any, R>)
         : unaryHandler(runner, method.path, handler as UnaryHandler<any, any, R>)

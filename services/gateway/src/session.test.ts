@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import { serveGrpc } from "./grpc-server.js"
-import { grpcService } from "./handlers.js"
+import { framedSession, grpcService } from "./handlers.js"
 
 const utf8 = {
   serialize: (s: string) => Buffer.from(s),
@@ -138,6 +138,54 @@ describe("gRPC sessions (bidirectional methods)", () => {
         yield* until(() => session.ended())
         expect(session.replies).toHaveLength(3)
         expect(session.replies[2]).toBe("1:later by shortcut")
+        expect(session.error()).toBeUndefined()
+      })
+  )
+
+  it.scopedLive(
+    "a framed session takes several requests per message and answers what completed in one turn as one message",
+    () =>
+      Effect.gen(function* () {
+        const slowGate = yield* Deferred.make<void>()
+        const server = yield* serveGrpc({
+          services: [
+            grpcService(EchoService, {
+              // A frame is "|"-separated requests; replies go back the same way.
+              session: framedSession(
+                {
+                  requests: (frame: string) => frame.split("|"),
+                  replies: (replies: ReadonlyArray<string>) => replies.join("|")
+                },
+                {
+                  answer: (request: string) =>
+                    request.endsWith(":slow")
+                      ? Effect.as(Deferred.await(slowGate), `${request} by fiber`)
+                      : Effect.succeed(`${request} by fiber`),
+                  shortcut: (request: string, reply: (response: string) => void) => {
+                    if (!request.endsWith(":now")) return false
+                    reply(`${request} by shortcut`)
+                    return true
+                  }
+                }
+              )
+            })
+          ]
+        })
+        const session = yield* openSession(server.address)
+        session.stream.write("1:now|2:now|3:other|4:slow")
+        yield* until(() => session.replies.length === 1)
+        // The shortcut's replies came in the same turn, and the fiber's in it or the next: at most two frames.
+        yield* Effect.sleep("50 millis")
+        const early = session.replies.flatMap((frame) => frame.split("|"))
+        expect(early.sort()).toEqual(["1:now by shortcut", "2:now by shortcut", "3:other by fiber"])
+        expect(session.replies.length).toBeLessThanOrEqual(2)
+        expect(session.replies[0]!.startsWith("1:now by shortcut|2:now by shortcut")).toBe(true)
+        session.stream.end()
+        yield* Effect.sleep("50 millis")
+        expect(session.ended()).toBe(false)
+        yield* Deferred.succeed(slowGate, undefined)
+        yield* until(() => session.ended())
+        expect(session.replies.at(-1)).toBe("4:slow by fiber")
         expect(session.error()).toBeUndefined()
       })
   )

@@ -27,6 +27,16 @@ export const protobufPackage = "reef.v1";
 
 export const protobufFileName = "reef/v1/kv.proto";
 
+/** One frame of a session: requests handled as if each came alone. */
+export interface KvRequests {
+  requests: KvRequest[];
+}
+
+/** One frame of a session's answers, in no particular order. */
+export interface KvReplies {
+  replies: KvReply[];
+}
+
 export interface KvRequest {
   /** Chosen by the client, echoed in the reply (unique among the session's requests in flight). */
   id: number;
@@ -227,6 +237,150 @@ export interface KvEntry {
   value: Buffer;
   version: number;
 }
+
+function createBaseKvRequests(): KvRequests {
+  return { requests: [] };
+}
+
+export const KvRequests: MessageFns<KvRequests, "reef.v1.KvRequests"> = {
+  $type: "reef.v1.KvRequests" as const,
+
+  encode(message: KvRequests, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.requests) {
+      KvRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvRequests {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvRequests();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requests.push(KvRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvRequests {
+    return {
+      requests: globalThis.Array.isArray(object?.requests)
+        ? object.requests.map((e: any) => KvRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KvRequests): unknown {
+    const obj: any = {};
+    if (message.requests?.length) {
+      obj.requests = message.requests.map((e) => KvRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvRequests>): KvRequests {
+    return KvRequests.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvRequests>): KvRequests {
+    const message = createBaseKvRequests();
+    message.requests = object.requests?.map((e) => KvRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseKvReplies(): KvReplies {
+  return { replies: [] };
+}
+
+export const KvReplies: MessageFns<KvReplies, "reef.v1.KvReplies"> = {
+  $type: "reef.v1.KvReplies" as const,
+
+  encode(message: KvReplies, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.replies) {
+      KvReply.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KvReplies {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKvReplies();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.replies.push(KvReply.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KvReplies {
+    return {
+      replies: globalThis.Array.isArray(object?.replies) ? object.replies.map((e: any) => KvReply.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: KvReplies): unknown {
+    const obj: any = {};
+    if (message.replies?.length) {
+      obj.replies = message.replies.map((e) => KvReply.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KvReplies>): KvReplies {
+    return KvReplies.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KvReplies>): KvReplies {
+    const message = createBaseKvReplies();
+    message.replies = object.replies?.map((e) => KvReply.fromPartial(e)) || [];
+    return message;
+  },
+};
 
 function createBaseKvRequest(): KvRequest {
   return { id: 0, op: undefined, traceparent: "" };
@@ -3324,15 +3478,17 @@ export const KVService = {
    * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
    * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
    * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   * A frame carries one or more requests (a client sends what it issued in one turn of its event loop) and
+   * one or more replies (the server sends what completed in one turn): gRPC's costs are per frame.
    */
   session: {
     path: "/reef.v1.KV/Session" as const,
     requestStream: true as const,
     responseStream: true as const,
-    requestSerialize: (value: KvRequest): Buffer => Buffer.from(KvRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): KvRequest => KvRequest.decode(value),
-    responseSerialize: (value: KvReply): Buffer => Buffer.from(KvReply.encode(value).finish()),
-    responseDeserialize: (value: Buffer): KvReply => KvReply.decode(value),
+    requestSerialize: (value: KvRequests): Buffer => Buffer.from(KvRequests.encode(value).finish()),
+    requestDeserialize: (value: Buffer): KvRequests => KvRequests.decode(value),
+    responseSerialize: (value: KvReplies): Buffer => Buffer.from(KvReplies.encode(value).finish()),
+    responseDeserialize: (value: Buffer): KvReplies => KvReplies.decode(value),
   },
 } as const;
 
@@ -3353,8 +3509,10 @@ export interface KVServer extends UntypedServiceImplementation {
    * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
    * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
    * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   * A frame carries one or more requests (a client sends what it issued in one turn of its event loop) and
+   * one or more replies (the server sends what completed in one turn): gRPC's costs are per frame.
    */
-  session: handleBidiStreamingCall<KvRequest, KvReply>;
+  session: handleBidiStreamingCall<KvRequests, KvReplies>;
 }
 
 export interface KVClient extends Client {
@@ -3452,10 +3610,12 @@ export interface KVClient extends Client {
    * answered by its id as soon as it is done (not in request order). Same semantics as the unary methods;
    * a request's failure is its reply's `error` and leaves the session open. Much cheaper per request than a
    * unary call (no HTTP/2 stream, headers and trailers each), which is what a high-throughput client wants.
+   * A frame carries one or more requests (a client sends what it issued in one turn of its event loop) and
+   * one or more replies (the server sends what completed in one turn): gRPC's costs are per frame.
    */
-  session(): ClientDuplexStream<KvRequest, KvReply>;
-  session(options: Partial<CallOptions>): ClientDuplexStream<KvRequest, KvReply>;
-  session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<KvRequest, KvReply>;
+  session(): ClientDuplexStream<KvRequests, KvReplies>;
+  session(options: Partial<CallOptions>): ClientDuplexStream<KvRequests, KvReplies>;
+  session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<KvRequests, KvReplies>;
 }
 
 export const KVClient = makeGenericClientConstructor(KVService, "reef.v1.KV") as unknown as {
