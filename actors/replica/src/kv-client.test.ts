@@ -29,7 +29,8 @@ const countingFrames: typeof kvSessionFrames = {
     framesReceived++
     return kvSessionFrames.requests(frame)
   },
-  replies: kvSessionFrames.replies
+  replies: kvSessionFrames.replies,
+  replyBytes: kvSessionFrames.replyBytes
 }
 
 const serve = (port = 0) =>
@@ -77,6 +78,23 @@ describe("KV client sessions", () => {
       expect(versions).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
       // Issued in one turn of the event loop: far fewer frames than requests.
       expect(framesReceived).toBeLessThan(20)
+      yield* Scope.close(scope, Exit.void)
+    })
+  )
+
+  it.scopedLive("large requests issued together go in several frames, each under gRPC's 4 MiB limit", () =>
+    Effect.gen(function* () {
+      const { server, scope } = yield* serve()
+      const client = yield* makeKvClient({ replicas: [server.address], timeoutMs: 10_000 })
+      framesReceived = 0
+      // 80 x 60 KiB: 4.8 MB issued in one turn.
+      const versions = yield* Effect.forEach(
+        Array.from({ length: 80 }, (_, i) => i),
+        (i) => Effect.map(client.set(`big${i}`, Buffer.alloc(60 * 1024)), (r) => r.version),
+        { concurrency: "unbounded" }
+      )
+      expect(versions).toEqual(Array.from({ length: 80 }, () => 60 * 1024))
+      expect(framesReceived).toBeGreaterThanOrEqual(5)
       yield* Scope.close(scope, Exit.void)
     })
   )

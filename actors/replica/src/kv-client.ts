@@ -14,6 +14,7 @@
  * new one.
  */
 import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { MAX_SESSION_FRAME_BYTES } from "@reef/gateway"
 import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import {
   type CompareAndSetResponse,
@@ -89,9 +90,23 @@ interface SessionWaiter {
 interface Session {
   readonly stream: ClientDuplexStream<KvRequests, KvReplies>
   readonly waiting: Map<number, SessionWaiter>
-  /** Requests issued in this turn of the event loop, sent as one frame when it ends. */
+  /** Requests issued in this turn of the event loop, sent as one frame when it ends (or once it is large). */
   outbox: Array<KvRequest>
+  outboxBytes: number
   broken: boolean
+}
+
+/** About how many bytes a request adds to its frame (frames stay under MAX_SESSION_FRAME_BYTES). */
+const requestBytes = (op: SessionOp): number => {
+  switch (op.$case) {
+    case "get":
+    case "delete":
+      return 32 + op.value.key.length
+    case "set":
+      return 32 + op.value.key.length + op.value.value.length
+    case "compareAndSet":
+      return 32 + op.value.key.length + op.value.value.length + op.value.expected.length
+  }
 }
 
 type Unary<I, O> = (
@@ -128,7 +143,13 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
     const sessions: Array<Session | undefined> = options.replicas.map(() => undefined)
     let nextId = 1
     const openSession = (replica: number): Session => {
-      const session: Session = { stream: clients[replica]!.session(), waiting: new Map(), outbox: [], broken: false }
+      const session: Session = {
+        stream: clients[replica]!.session(),
+        waiting: new Map(),
+        outbox: [],
+        outboxBytes: 0,
+        broken: false
+      }
       const broken = (details: string) => {
         session.broken = true
         session.outbox = []
@@ -174,6 +195,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
     const sendOutbox = (session: Session) => {
       const requests = session.outbox
       session.outbox = []
+      session.outboxBytes = 0
       if (requests.length > 0 && !session.broken) session.stream.write({ requests })
     }
 
@@ -200,6 +222,8 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
           })
           if (session.outbox.length === 0) setImmediate(() => sendOutbox(session))
           session.outbox.push({ id, op, traceparent: Option.getOrElse(traceparent, () => "") })
+          session.outboxBytes += requestBytes(op)
+          if (session.outboxBytes >= MAX_SESSION_FRAME_BYTES) sendOutbox(session)
           return Effect.sync(() => void session.waiting.delete(id))
         })
       )

@@ -41,7 +41,20 @@ const METHOD = "reef.v1.KV"
 /** reef.v1.KV/Session's frames: requests in a KvRequests, replies in a KvReplies. */
 export const kvSessionFrames: SessionFrames<KvRequests, KvReplies, KvRequest, KvReply> = {
   requests: (frame) => frame.requests,
-  replies: (replies) => ({ replies: [...replies] })
+  replies: (replies) => ({ replies: [...replies] }),
+  replyBytes: (reply) => {
+    const result = reply.result
+    switch (result?.$case) {
+      case "get":
+        return 32 + result.value.value.length
+      case "compareAndSet":
+        return 32 + result.value.current.length
+      case "error":
+        return 32 + result.value.message.length
+      default:
+        return 32
+    }
+  }
 }
 
 type Result = NonNullable<KvReply["result"]>

@@ -72,7 +72,15 @@ const FramedSessionTypeId: unique symbol = Symbol.for("@reef/gateway/FramedSessi
 export interface SessionFrames<F, G, I, O> {
   readonly requests: (frame: F) => ReadonlyArray<I>
   readonly replies: (replies: ReadonlyArray<O>) => G
+  /** About how many bytes a reply adds to its frame, so frames stay under MAX_SESSION_FRAME_BYTES. */
+  readonly replyBytes: (reply: O) => number
 }
+
+/**
+ * A reply frame is sent once it holds this many bytes, without waiting for the turn to end: grpc-js refuses
+ * messages over 4 MiB by default, and a turn may complete many large replies (Gets of 64 KiB values).
+ */
+export const MAX_SESSION_FRAME_BYTES = 1024 * 1024
 
 /** A session whose stream messages are frames of requests and of replies: see `framedSession`. */
 export interface FramedSession<F, G, R> {
@@ -293,16 +301,20 @@ export const sessionHandler =
     const frames = framed?.frames as SessionFrames<unknown, unknown, I, O> | undefined
     /** Replies completed in this turn of the event loop (framed sessions), written as one frame. */
     let replies: Array<O> = []
+    let replyBytes = 0
     const flushReplies = () => {
       if (replies.length === 0) return
       const frame = frames!.replies(replies)
       replies = []
+      replyBytes = 0
       if (!call.cancelled) call.write(frame)
     }
     const send = (reply: O) => {
       if (frames === undefined) return void call.write(reply)
       if (replies.length === 0) setImmediate(flushReplies)
       replies.push(reply)
+      replyBytes += frames.replyBytes(reply)
+      if (replyBytes >= MAX_SESSION_FRAME_BYTES) flushReplies()
     }
     const inFlight = new Set<Fiber.RuntimeFiber<O>>()
     /** Requests a shortcut took and has not answered yet. */

@@ -52,6 +52,7 @@ export {
   type GrpcService,
   grpcService,
   implement,
+  MAX_SESSION_FRAME_BYTES,
   MAX_SESSION_IN_FLIGHT,
   methodName,
   rawGrpcService,

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import { serveGrpc } from "./grpc-server.js"
-import { framedSession, grpcService } from "./handlers.js"
+import { framedSession, grpcService, MAX_SESSION_FRAME_BYTES } from "./handlers.js"
 
 const utf8 = {
   serialize: (s: string) => Buffer.from(s),
@@ -154,7 +154,8 @@ describe("gRPC sessions (bidirectional methods)", () => {
               session: framedSession(
                 {
                   requests: (frame: string) => frame.split("|"),
-                  replies: (replies: ReadonlyArray<string>) => replies.join("|")
+                  replies: (replies: ReadonlyArray<string>) => replies.join("|"),
+                  replyBytes: (reply: string) => reply.length
                 },
                 {
                   answer: (request: string) =>
@@ -188,6 +189,31 @@ describe("gRPC sessions (bidirectional methods)", () => {
         expect(session.replies.at(-1)).toBe("4:slow by fiber")
         expect(session.error()).toBeUndefined()
       })
+  )
+
+  it.scopedLive("a framed session sends a reply frame once it holds MAX_SESSION_FRAME_BYTES", () =>
+    Effect.gen(function* () {
+      const server = yield* serveGrpc({
+        services: [
+          grpcService(EchoService, {
+            session: framedSession(
+              {
+                requests: (frame: string) => frame.split("|"),
+                replies: (replies: ReadonlyArray<string>) => replies.join("|"),
+                replyBytes: (reply: string) => reply.length
+              },
+              (request: string) => Effect.succeed(`${request}:${"x".repeat(MAX_SESSION_FRAME_BYTES / 2)}`)
+            )
+          })
+        ]
+      })
+      const session = yield* openSession(server.address)
+      // Five replies of half the bound each, completed in one turn: three frames, none over the bound.
+      session.stream.write("1|2|3|4|5")
+      yield* until(() => session.replies.flatMap((frame) => frame.split("|")).length === 5)
+      expect(session.replies.length).toBe(3)
+      for (const frame of session.replies) expect(frame.length).toBeLessThanOrEqual(MAX_SESSION_FRAME_BYTES + 16)
+    })
   )
 
   it.scopedLive("a request that dies goes unanswered and is logged; the session goes on", () =>
