@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import { serveGrpc } from "./grpc-server.js"
-import { framedSession, grpcService, MAX_SESSION_FRAME_BYTES } from "./handlers.js"
+import { framedSession, grpcService, MAX_SESSION_FRAME_BYTES, type SessionFrames } from "./handlers.js"
 
 const utf8 = {
   serialize: (s: string) => Buffer.from(s),
@@ -33,6 +33,13 @@ const EchoService = {
     responseDeserialize: utf8.deserialize
   }
 } as const
+
+/** Frames of the framed Echo sessions: "|"-separated requests, and replies the same way. */
+const pipeFrames: SessionFrames<string, string, string, string> = {
+  requests: (frame) => frame.split("|"),
+  replies: (replies) => replies.join("|"),
+  replyBytes: (reply) => reply.length
+}
 
 type EchoClient = { session(): ClientDuplexStream<string, string> } & { close(): void }
 const EchoClient = makeGenericClientConstructor(EchoService, "test.Echo") as unknown as new (
@@ -150,25 +157,17 @@ describe("gRPC sessions (bidirectional methods)", () => {
         const server = yield* serveGrpc({
           services: [
             grpcService(EchoService, {
-              // A frame is "|"-separated requests; replies go back the same way.
-              session: framedSession(
-                {
-                  requests: (frame: string) => frame.split("|"),
-                  replies: (replies: ReadonlyArray<string>) => replies.join("|"),
-                  replyBytes: (reply: string) => reply.length
-                },
-                {
-                  answer: (request: string) =>
-                    request.endsWith(":slow")
-                      ? Effect.as(Deferred.await(slowGate), `${request} by fiber`)
-                      : Effect.succeed(`${request} by fiber`),
-                  shortcut: (request: string, reply: (response: string) => void) => {
-                    if (!request.endsWith(":now")) return false
-                    reply(`${request} by shortcut`)
-                    return true
-                  }
+              session: framedSession(pipeFrames, {
+                answer: (request: string) =>
+                  request.endsWith(":slow")
+                    ? Effect.as(Deferred.await(slowGate), `${request} by fiber`)
+                    : Effect.succeed(`${request} by fiber`),
+                shortcut: (request: string, reply: (response: string) => void) => {
+                  if (!request.endsWith(":now")) return false
+                  reply(`${request} by shortcut`)
+                  return true
                 }
-              )
+              })
             })
           ]
         })
@@ -196,13 +195,8 @@ describe("gRPC sessions (bidirectional methods)", () => {
       const server = yield* serveGrpc({
         services: [
           grpcService(EchoService, {
-            session: framedSession(
-              {
-                requests: (frame: string) => frame.split("|"),
-                replies: (replies: ReadonlyArray<string>) => replies.join("|"),
-                replyBytes: (reply: string) => reply.length
-              },
-              (request: string) => Effect.succeed(`${request}:${"x".repeat(MAX_SESSION_FRAME_BYTES / 2)}`)
+            session: framedSession(pipeFrames, (request: string) =>
+              Effect.succeed(`${request}:${"x".repeat(MAX_SESSION_FRAME_BYTES / 2)}`)
             )
           })
         ]
