@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { Bus, type BusMessage, type Headers } from "./bus.js"
+import { Bus, type BusMessage, guardedListener, type Headers } from "./bus.js"
 import { AskTimeoutError, UnavailableError } from "./errors.js"
 import { subjectMatches } from "./subjects.js"
 
@@ -67,9 +67,10 @@ export const makeMemoryBus = Effect.gen(function* () {
         })
     ).pipe(Effect.map((sub) => Stream.fromQueue(sub.inbox).pipe(Stream.takeWhile((m): m is BusMessage => m !== null))))
 
-  const listen = (subject: string, onMessage: (message: BusMessage) => void, queue?: string) =>
+  /** Calls `handle` for each message on `subject` (a fiber per subscription, as NATS has a read loop). */
+  const deliverTo = (subject: string, handle: (message: BusMessage) => void, queue?: string) =>
     subscribe(subject, queue ? { queue } : undefined).pipe(
-      Effect.flatMap((stream) => Effect.forkScoped(Stream.runForEach(stream, (m) => Effect.sync(() => onMessage(m))))),
+      Effect.flatMap((stream) => Effect.forkScoped(Stream.runForEach(stream, (m) => Effect.sync(() => handle(m))))),
       Effect.asVoid
     )
 
@@ -103,9 +104,9 @@ export const makeMemoryBus = Effect.gen(function* () {
           route({ subject: to.reply, data, headers: headers ?? EMPTY_HEADERS, reply: undefined })
       }),
     subscribe,
-    listen: (subject, onMessage) => listen(subject, onMessage),
+    listen: (subject, onMessage, onError) => deliverTo(subject, guardedListener(subject, onMessage, onError)),
     serve: (spec, onMessage) =>
-      Effect.forEach(spec.endpoints, (e) => listen(e.subject, onMessage, e.queue), { discard: true }),
+      Effect.forEach(spec.endpoints, (e) => deliverTo(e.subject, onMessage, e.queue), { discard: true }),
     flush: Effect.void,
     events: Stream.never
   })

@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Bus, type BusEvent, type BusMessage, type Headers } from "./bus.js"
+import { Bus, type BusEvent, type BusMessage, guardedListener, type Headers } from "./bus.js"
 import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
 
 export interface NatsOptions {
@@ -183,15 +183,18 @@ export const makeNatsBus = (nc: NatsConnection) =>
             () => sub.unsubscribe()
           )
       ).pipe(Effect.map((sub) => iterableStream(sub, `subscription ${subject}`))),
-    listen: (subject, onMessage) =>
+    listen: (subject, onMessage, onError) =>
       Effect.acquireRelease(
         Effect.try({
-          try: () =>
-            nc.subscribe(subject, {
-              callback: (error, m) => {
-                if (error === null) onMessage(toBusMessage(m))
-              }
-            }),
+          try: () => {
+            const listener = guardedListener(subject, onMessage, onError)
+            return nc.subscribe(subject, {
+              callback: (error, m) =>
+                error === null
+                  ? listener(toBusMessage(m))
+                  : onError(new BusError({ operation: `listen ${subject}`, cause: error }))
+            })
+          },
           catch: (cause) => new BusError({ operation: `listen ${subject}`, cause })
         }),
         (sub) =>

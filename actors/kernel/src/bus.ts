@@ -6,7 +6,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
+import { type AskTimeoutError, BusError, type UnavailableError } from "./errors.js"
 
 /** Header names are case-sensitive on NATS; the kernel always uses these exact spellings. */
 export type Headers = ReadonlyMap<string, string>
@@ -63,11 +63,14 @@ export interface BusShape {
   /**
    * Calls `onMessage` synchronously for each message on `subject` until the scope closes (no stream or fiber
    * hop per message); closing the scope drains like `subscribe`. For state that a plain function updates,
-   * e.g. the membership view: a stream pull per heartbeat cost more than the view's step.
+   * e.g. the membership view: a stream pull per heartbeat cost more than the view's step. `onError` hears of a
+   * subscription the server ended (a permission error, say) and of a throw from `onMessage` (a bug), which
+   * must not reach the client library's read loop; the subscription goes on after the latter.
    */
   readonly listen: (
     subject: string,
-    onMessage: (message: BusMessage) => void
+    onMessage: (message: BusMessage) => void,
+    onError: (error: BusError) => void
   ) => Effect.Effect<void, BusError, Scope.Scope>
   /**
    * Serves every endpoint of `spec`, visible to NATS service discovery, calling `onMessage` synchronously for
@@ -84,3 +87,17 @@ export interface BusShape {
 }
 
 export class Bus extends Context.Tag("@reef/kernel/Bus")<Bus, BusShape>() {}
+
+/**
+ * `onMessage` for `listen`, with a throw (a bug in the listener) reported to `onError` instead of reaching the
+ * bus's read loop, which goes on with the next message.
+ */
+export const guardedListener =
+  (subject: string, onMessage: (message: BusMessage) => void, onError: (error: BusError) => void) =>
+  (message: BusMessage): void => {
+    try {
+      onMessage(message)
+    } catch (cause) {
+      onError(new BusError({ operation: `handle a message on ${subject}`, cause }))
+    }
+  }

@@ -59,11 +59,14 @@ export const membershipLayer: Layer.Layer<Membership, never, Bus | KernelConfig>
     }
 
     yield* bus
-      .listen(presenceWildcard(config.cluster), (message) =>
-        Either.match(decodeAs(Heartbeat, message.data, message.subject), {
-          onLeft: (error) => runSync(Effect.logWarning("ignoring malformed heartbeat", error.message)),
-          onRight: (heartbeat) => apply({ _tag: "Heartbeat", heartbeat, nowMs: clock.unsafeCurrentTimeMillis() })
-        })
+      .listen(
+        presenceWildcard(config.cluster),
+        (message) =>
+          Either.match(decodeAs(Heartbeat, message.data, message.subject), {
+            onLeft: (error) => runSync(Effect.logWarning("ignoring malformed heartbeat", error.message)),
+            onRight: (heartbeat) => apply({ _tag: "Heartbeat", heartbeat, nowMs: clock.unsafeCurrentTimeMillis() })
+          }),
+        (error) => runSync(Effect.logError("membership: heartbeats not taken", error))
       )
       .pipe(Effect.orDie)
     yield* Effect.sync(() => apply({ _tag: "Tick", nowMs: clock.unsafeCurrentTimeMillis() })).pipe(
