@@ -33,6 +33,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import { keyValueBytes } from "./kv-state.js"
 
 export type DeploymentMode = "leader" | "balanced" | "colocated"
 
@@ -93,21 +94,10 @@ interface Session {
   /** Requests issued in this turn of the event loop, sent as one frame when it ends (or once it is large). */
   outbox: Array<KvRequest>
   outboxBytes: number
-  broken: boolean
 }
 
 /** About how many bytes a request adds to its frame (frames stay under MAX_SESSION_FRAME_BYTES). */
-const requestBytes = (op: SessionOp): number => {
-  switch (op.$case) {
-    case "get":
-    case "delete":
-      return 32 + op.value.key.length
-    case "set":
-      return 32 + op.value.key.length + op.value.value.length
-    case "compareAndSet":
-      return 32 + op.value.key.length + op.value.value.length + op.value.expected.length
-  }
-}
+const requestBytes = (op: SessionOp): number => 32 + keyValueBytes(op.value)
 
 type Unary<I, O> = (
   request: I,
@@ -147,11 +137,10 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
         stream: clients[replica]!.session(),
         waiting: new Map(),
         outbox: [],
-        outboxBytes: 0,
-        broken: false
+        outboxBytes: 0
       }
+      // A broken session is never picked again (`sessions` drops it), so its outbox stays empty from here on.
       const broken = (details: string) => {
-        session.broken = true
         session.outbox = []
         if (sessions[replica] === session) sessions[replica] = undefined
         for (const waiter of session.waiting.values()) {
@@ -188,7 +177,12 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       (timer) =>
         Effect.sync(() => {
           clearInterval(timer)
-          for (const session of sessions) session?.stream.end()
+          for (const session of sessions) {
+            if (session === undefined) continue
+            // Requests issued in this very turn still go out before the stream ends.
+            sendOutbox(session)
+            session.stream.end()
+          }
         })
     )
 
@@ -196,7 +190,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       const requests = session.outbox
       session.outbox = []
       session.outboxBytes = 0
-      if (requests.length > 0 && !session.broken) session.stream.write({ requests })
+      if (requests.length > 0) session.stream.write({ requests })
     }
 
     const viaSession = <C extends SessionOp["$case"]>(method: string, replica: number, op: SessionOp & { $case: C }) =>

@@ -41,7 +41,7 @@ const METHOD = "reef.v1.KV"
 /** reef.v1.KV/Session's frames: requests in a KvRequests, replies in a KvReplies. */
 export const kvSessionFrames: SessionFrames<KvRequests, KvReplies, KvRequest, KvReply> = {
   requests: (frame) => frame.requests,
-  replies: (replies) => ({ replies: [...replies] }),
+  replies: (replies) => ({ replies }),
   replyBytes: (reply) => {
     const result = reply.result
     switch (result?.$case) {

@@ -35,6 +35,16 @@ export type HashChain = (previous: string, command: Uint8Array) => string
 
 export const GENESIS_HASH = "0".repeat(64)
 
+/**
+ * The key and value bytes an operation carries (a Get's or a Delete's key; a Set's value; a CompareAndSet's
+ * expected value too): what bounds on proposals and on session frames count.
+ */
+export const keyValueBytes = (op: {
+  readonly key: string
+  readonly value?: Uint8Array
+  readonly expected?: Uint8Array
+}): number => op.key.length + (op.value?.byteLength ?? 0) + (op.expected?.byteLength ?? 0)
+
 export const emptyKvState = (): KvStateData => ({ records: new Map(), appliedCommands: 0, stateHash: GENESIS_HASH })
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i])

@@ -57,7 +57,7 @@ import type * as Tracer from "effect/Tracer"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { recordInstanceSpan } from "./instance-spans.js"
 import { kvSessionFrames, makeSessionAnswerer, makeSessionShortcut } from "./kv-session.js"
-import { applyCommand, chainValue, emptyKvState, type HashChain, type KvResult } from "./kv-state.js"
+import { applyCommand, chainValue, emptyKvState, type HashChain, type KvResult, keyValueBytes } from "./kv-state.js"
 import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed, onRead } from "./read-barrier.js"
 import { deliveredFromWire, deliveredToWire, type FrozenSnapshot, freezeSnapshot, installSnapshot } from "./snapshot.js"
 
@@ -92,18 +92,8 @@ export const DEFAULT_MAX_VALUE_BYTES = 64 * 1024
 export const MAX_PROPOSAL_BYTES = 64 * 1024
 
 /** A command's key and value bytes (what MAX_PROPOSAL_BYTES counts), plus a little for its framing. */
-const commandBytes = (op: KvCommand["op"]): number => {
-  switch (op?.$case) {
-    case "set":
-      return 16 + op.value.key.length + op.value.value.byteLength
-    case "compareAndSet":
-      return 16 + op.value.key.length + op.value.value.byteLength + op.value.expected.byteLength
-    case "delete":
-      return 16 + op.value.key.length
-    default:
-      return 16
-  }
-}
+const commandBytes = (op: KvCommand["op"]): number =>
+  16 + (op === undefined || op.$case === "readBarrier" ? 0 : keyValueBytes(op.value))
 
 /** Replica-to-replica: what a (re)joining replica asks a peer for. */
 export const CatchUpRpc = rpc(CatchUpRequest, CatchUpReply)

@@ -71,7 +71,8 @@ const FramedSessionTypeId: unique symbol = Symbol.for("@reef/gateway/FramedSessi
 /** How a framed session's stream messages hold its requests (`F`) and its replies (`G`). */
 export interface SessionFrames<F, G, I, O> {
   readonly requests: (frame: F) => ReadonlyArray<I>
-  readonly replies: (replies: ReadonlyArray<O>) => G
+  /** Takes the array: the session starts a new one for the next frame. */
+  readonly replies: (replies: Array<O>) => G
   /** About how many bytes a reply adds to its frame, so frames stay under MAX_SESSION_FRAME_BYTES. */
   readonly replyBytes: (reply: O) => number
 }
