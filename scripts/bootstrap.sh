@@ -18,6 +18,13 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   echo "bootstrap: installing nats-server (apt)"
   apt_install nats-server
 fi
+# redis-server from Debian: a segment backend of AirDB (its conformance tests and benchmark start their own).
+if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then
+  echo "bootstrap: installing redis-server (apt)"
+  apt_install redis-server
+  # Debian's package may start a system service on 6379; Reef starts its own servers on free ports.
+  if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
+fi
 # jemalloc: the allocator of every actor process reef starts (allocatorEnv in services/cli/src/self-command.ts);
 # glibc's malloc leaves a replica that has served a load ~90 MB larger once idle.
 have_jemalloc() {

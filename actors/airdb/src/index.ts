@@ -1,0 +1,1 @@
+export * from "./segment/index.js"

@@ -1,0 +1,206 @@
+/**
+ * Segments on NATS JetStream (nats-server 2.9): one stream per segment, one message per record, a record's
+ * position being its sequence minus one. An append is a publish with the expected-last-sequence condition
+ * (the server refuses it when another record got there first); reads are direct gets by sequence
+ * (`allow_direct`), issued together for a range. The stream discards new messages past `maxRecords`.
+ */
+import {
+  DiscardPolicy,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType
+} from "@nats-io/jetstream"
+import { NoRespondersError } from "@nats-io/nats-core"
+import { connect } from "@nats-io/transport-node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { DEFAULT_CALL_TIMEOUT_MS, makeSegmentStore, type RawRead } from "./raw-store.js"
+import { type SegmentLimits, SegmentStore, type SegmentStoreShape, SegmentUnavailable } from "./segment.js"
+
+export interface JetStreamSegmentOptions {
+  readonly servers: string
+  /** Prefix of stream names and subjects, so several stores can share one server. */
+  readonly prefix?: string
+  readonly timeoutMs?: number
+  /** Records per segment (default 1,000,000). */
+  readonly maxRecords?: number
+  /** nats-server's max_payload is 1 MiB by default; a record leaves room for the headers. */
+  readonly maxAppendBytes?: number
+  /** Direct gets in flight for one read. */
+  readonly readConcurrency?: number
+  /** "file" (default, durable) or "memory". */
+  readonly storage?: "file" | "memory"
+}
+
+const API_WRONG_LAST_SEQUENCE = 10071
+const API_STREAM_NOT_FOUND = 10059
+/** nats-server's code for "maximum messages exceeded" under the discard-new policy. */
+const API_STREAM_STORE_FAILED = 10077
+/** nats-server's error text has the current last sequence: "wrong last sequence: 5". */
+const LAST_SEQUENCE_IN_MESSAGE = /wrong last sequence: (\d+)/
+
+const apiCode = (e: unknown): number | undefined => (e instanceof JetStreamApiError ? e.code : undefined)
+
+/** A publish to a subject no stream listens on: nats.js wraps the no-responders error in one or two causes. */
+const isNoResponders = (e: unknown): boolean => {
+  for (let cause = e, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    if (cause instanceof NoRespondersError) return true
+  }
+  return false
+}
+
+export const makeJetStreamSegmentStore = (
+  jsm: JetStreamManager,
+  js: JetStreamClient,
+  options: JetStreamSegmentOptions
+): SegmentStoreShape => {
+  const prefix = options.prefix ?? "airdb"
+  const limits: SegmentLimits = {
+    maxAppendBytes: options.maxAppendBytes ?? 1024 * 1024 - 4 * 1024,
+    maxRecords: options.maxRecords ?? 1_000_000,
+    maxPosition: options.maxRecords ?? 1_000_000,
+    byteAddressed: false
+  }
+  const readConcurrency = options.readConcurrency ?? 64
+  const stream = (segment: string) => `${prefix}_${segment}`
+  const subject = (segment: string) => `${prefix}.${segment}`
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
+
+  const exists = async (segment: string): Promise<boolean> => {
+    try {
+      await jsm.streams.info(stream(segment))
+      return true
+    } catch (e) {
+      if (apiCode(e) === API_STREAM_NOT_FOUND) return false
+      throw e
+    }
+  }
+
+  const getRecord = async (segment: string, position: number) => {
+    const msg = await jsm.direct.getMessage(stream(segment), { seq: position + 1 })
+    return msg === null ? undefined : { position, next: position + 1, bytes: msg.data }
+  }
+
+  /**
+   * Streams this client has seen exist. A direct get on a missing stream is not answered (it times out) and
+   * a missing sequence answers "not found" like any sequence of a missing stream: ask the stream itself
+   * once, then trust direct gets.
+   */
+  const known = new Set<string>()
+
+  const read = async (segment: string, from: number, maxRecords: number): Promise<RawRead> => {
+    if (!known.has(segment)) {
+      if (!(await exists(segment))) return { _tag: "NotFound" }
+      known.add(segment)
+    }
+    const records = []
+    let position = from
+    while (records.length < maxRecords) {
+      const window = Math.min(readConcurrency, maxRecords - records.length)
+      const got = await Promise.all(Array.from({ length: window }, (_, i) => getRecord(segment, position + i)))
+      const firstMissing = got.indexOf(undefined)
+      for (const r of firstMissing < 0 ? got : got.slice(0, firstMissing)) records.push(r!)
+      if (firstMissing >= 0) break
+      position += window
+    }
+    return { _tag: "Records", records }
+  }
+
+  return makeSegmentStore({
+    backend: "jetstream",
+    limits,
+    timeoutMs,
+    raw: {
+      create: async (segment) => {
+        if (await exists(segment)) return false
+        await jsm.streams.add({
+          name: stream(segment),
+          subjects: [subject(segment)],
+          storage: options.storage === "memory" ? StorageType.Memory : StorageType.File,
+          retention: RetentionPolicy.Limits,
+          discard: DiscardPolicy.New,
+          max_msgs: limits.maxRecords,
+          // A message's size includes its headers (the expected-sequence condition): leave them room.
+          max_msg_size: limits.maxAppendBytes + 4 * 1024,
+          allow_direct: true,
+          num_replicas: 1
+        })
+        return true
+      },
+      append: async (segment, expectedTail, bytes) => {
+        try {
+          const ack = await js.publish(subject(segment), bytes, {
+            expect: { lastSequence: expectedTail },
+            timeout: timeoutMs
+          })
+          return { _tag: "Appended", result: { position: ack.seq - 1, tail: ack.seq } }
+        } catch (e) {
+          const code = apiCode(e)
+          if (code === API_WRONG_LAST_SEQUENCE) {
+            const m = LAST_SEQUENCE_IN_MESSAGE.exec((e as Error).message)
+            return { _tag: "Conflict", actual: m === null ? undefined : Number(m[1]) }
+          }
+          if (code === API_STREAM_STORE_FAILED) return { _tag: "Full", tail: expectedTail }
+          if (isNoResponders(e)) return { _tag: "NotFound" }
+          throw e
+        }
+      },
+      read: (segment, from, maxRecords) => read(segment, from, maxRecords),
+      size: async (segment) => {
+        try {
+          const info = await jsm.streams.info(stream(segment))
+          return { _tag: "Size", tail: info.state.last_seq }
+        } catch (e) {
+          if (apiCode(e) === API_STREAM_NOT_FOUND) return { _tag: "NotFound" }
+          throw e
+        }
+      },
+      remove: async (segment) => {
+        known.delete(segment)
+        try {
+          await jsm.streams.delete(stream(segment))
+        } catch (e) {
+          if (apiCode(e) !== API_STREAM_NOT_FOUND) throw e
+        }
+      }
+    }
+  })
+}
+
+/** A JetStream segment store over its own NATS connection, closed with the scope. */
+export const jetStreamSegmentStore = (
+  options: JetStreamSegmentOptions
+): Effect.Effect<SegmentStoreShape, SegmentUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const nc = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          connect({
+            servers: options.servers,
+            name: "reef-airdb-segments",
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 250,
+            timeout: 2000,
+            noAsyncTraces: true
+          }),
+        catch: (cause) =>
+          new SegmentUnavailable({ segment: "*", operation: `connect ${options.servers}`, reason: String(cause) })
+      }),
+      (nc) => Effect.promise(() => nc.drain().catch(() => nc.close()))
+    )
+    const jsm = yield* Effect.tryPromise({
+      try: () => jetstreamManager(nc),
+      catch: (cause) =>
+        new SegmentUnavailable({ segment: "*", operation: "jetstream", reason: `JetStream not enabled? ${cause}` })
+    })
+    return makeJetStreamSegmentStore(jsm, jetstream(nc), options)
+  })
+
+export const jetStreamSegmentLayer = (
+  options: JetStreamSegmentOptions
+): Layer.Layer<SegmentStore, SegmentUnavailable> => Layer.scoped(SegmentStore, jetStreamSegmentStore(options))
