@@ -52,7 +52,7 @@ export interface ServerSpec {
   readonly cwd?: string
 }
 
-/** Starts the server in the current scope; SIGTERM (then SIGKILL after 3 s) when the scope closes. */
+/** Starts the server in the current scope; SIGTERM (then SIGKILL after 2 s) when the scope closes. */
 export const startServerProcess = (spec: ServerSpec) =>
   Effect.gen(function* () {
     const port = spec.port ?? (yield* Effect.mapError(freePort, (e) => new ServerProcessError({ reason: e.reason })))
@@ -93,8 +93,10 @@ export const startServerProcess = (spec: ServerSpec) =>
         )
       }),
       (child) =>
+        // A finalizer is uninterruptible: the wait is made interruptible for the timeout to fire.
         stop(child, "SIGTERM").pipe(
-          Effect.timeout("3 seconds"),
+          Effect.interruptible,
+          Effect.timeout("2 seconds"),
           Effect.catchAll(() => stop(child, "SIGKILL"))
         )
     )
