@@ -1,0 +1,622 @@
+/**
+ * The coordinator core (App. C, Alg. 2) as a deterministic state machine. The shell feeds it proposals it made,
+ * what consensus did with them, worker reports and object requests; it answers with tasks to send, as data.
+ *
+ *   OnProposedBlock(block):  RunStateless(block)            stateless parts to the least-loaded workers (§4.3)
+ *                            specPlan ← PlanBlock(block)     on the scheduler's copy of the metadata (§4.4)
+ *   OnCommittedBlock(block): plan ← specPlan if MatchesProposal(block), else PlanBlock(block)
+ *                            Dispatch(plan)                  per-worker batches; owner[k] ← worker (App. A.7)
+ *
+ * "MatchesProposal": the committed block is the oldest proposal still in consensus and every plan before it
+ * was adopted too, so its plan was computed on exactly the router's current metadata. Anything else (a
+ * proposal committed out of order, a rejected one, a worker set that changed) discards every plan of the
+ * window and the scheduler replans what is still pending on the router's metadata (Lemma 7: the versions used
+ * are always those the committed order induces).
+ *
+ * The state is mutated in place and never shared: at 100k transactions a second a copy per step costs more than
+ * the step. Its changes follow from the input log alone (proposals, commits, reports), which is what epochs, a
+ * persist index and replay (§4.6) will build on.
+ */
+import { COORDINATOR_OWNER, ObjectTable, SchedulerView, WorkerRegistry } from "./object-table.js"
+import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
+import {
+  adoptPlan,
+  GENESIS_CODE,
+  type PlacementCursor,
+  type Plan,
+  planBlock,
+  statefulWeight,
+  statelessWeight
+} from "./planner.js"
+import { Prng } from "./prng.js"
+import {
+  COORDINATOR_SOURCE,
+  GENESIS_SOURCE,
+  type Key,
+  type ProposedBlock,
+  type Source,
+  type TxMeta,
+  type TxOutcome,
+  type WorkerId
+} from "./types.js"
+
+/** Where the stateless part runs (§6.4, Fig. 6). */
+export type Separation = "coordinator" | "worker" | "none"
+/** Whether work happens during the consensus window or after commit (§6.5, Fig. 7). */
+export type Timing = "pre-consensus" | "post-consensus"
+/** Asymmetric: the coordinator schedules. Symmetric (SymArch, Fig. 4): every worker schedules every block. */
+export type Architecture = "asymmetric" | "symmetric"
+
+export interface CoordinatorParams {
+  readonly seed: number
+  readonly policy: PolicyName
+  readonly architecture: Architecture
+  /**
+   * - coordinator: the coordinator sends stateless parts to the least-loaded workers; the stateful worker
+   *   fetches the validation token (Coordinator-based Sep);
+   * - worker: the stateful worker runs the stateless part itself, as its own task (Worker-based Sep);
+   * - none: one task does both, one after the other (No Separation).
+   */
+  readonly separation: Separation
+  readonly statelessTiming: Timing
+  readonly schedulingTiming: Timing
+  /** Version 0 of an untouched key is derived by the worker instead of fetched from the coordinator. */
+  readonly genesisAtWorkers: boolean
+  /** SymArch: emulated cost for a worker to schedule one transaction (µs). */
+  readonly symmetricSchedulingCostUs: number
+}
+
+export const defaultCoordinatorParams: CoordinatorParams = {
+  seed: 1,
+  policy: "sfs",
+  architecture: "asymmetric",
+  separation: "coordinator",
+  statelessTiming: "pre-consensus",
+  schedulingTiming: "pre-consensus",
+  genesisAtWorkers: true,
+  symmetricSchedulingCostUs: 0
+}
+
+export interface StatelessTaskData<P> {
+  readonly tx: TxMeta<P>
+  readonly proposal: number
+}
+
+export interface StatefulTaskData<P> {
+  /** Position in consensus order, from 1. */
+  readonly seq: number
+  readonly tx: TxMeta<P>
+  /** Input version of each of `tx.keys`. */
+  readonly versions: ReadonlyArray<number>
+  /** Holder of each input version when dispatched (the worker's own id: produced by itself). */
+  readonly sources: ReadonlyArray<Source>
+  /** The worker holding the validation token; "" when the worker runs the stateless part itself. */
+  readonly tokenSource: WorkerId | ""
+  /** The stateless part runs inside the stateful task (no separation). */
+  readonly combined: boolean
+  /** Every seq below it has completed. */
+  readonly watermark: number
+  readonly height: number
+}
+
+export interface CompletionData {
+  readonly seq: number
+  readonly status: TxOutcome
+  readonly leaseTransfers: number
+  readonly detail: string
+}
+
+export type CoordinatorInput<P> =
+  /** The active workers (new placements go only to them). */
+  | { readonly _tag: "Workers"; readonly workers: ReadonlyArray<WorkerId> }
+  /** The shell proposed `block` to consensus. */
+  | { readonly _tag: "Propose"; readonly block: ProposedBlock<P> }
+  /** Consensus committed a proposal: the next block of the total order. */
+  | { readonly _tag: "Commit"; readonly proposal: number }
+  /** Consensus dropped a proposal: its transactions must be proposed again. */
+  | { readonly _tag: "Reject"; readonly proposal: number }
+  | {
+      readonly _tag: "Report"
+      readonly worker: WorkerId
+      readonly completions: ReadonlyArray<CompletionData>
+      readonly statelessDoneUs: number
+    }
+  /** A worker asks the coordinator for a version it holds (the fallback owner, or the initial owner). */
+  | { readonly _tag: "ObjectRequest"; readonly key: Key; readonly version: number; readonly requester: WorkerId }
+
+export type CoordinatorOutput<P> =
+  | { readonly _tag: "SendStateless"; readonly worker: WorkerId; readonly tasks: ReadonlyArray<StatelessTaskData<P>> }
+  | {
+      readonly _tag: "SendStateful"
+      readonly worker: WorkerId
+      readonly height: number
+      readonly tasks: ReadonlyArray<StatefulTaskData<P>>
+    }
+  | {
+      readonly _tag: "SendSymmetric"
+      readonly workers: ReadonlyArray<WorkerId>
+      readonly height: number
+      readonly firstSeq: number
+      readonly txs: ReadonlyArray<TxMeta<P>>
+      readonly watermark: number
+      readonly schedulingCostUs: number
+    }
+  /** A plan was computed: during the consensus window (`at: "proposal"`) or after commit. */
+  | {
+      readonly _tag: "Planned"
+      readonly proposal: number
+      readonly at: "proposal" | "commit"
+      readonly txs: number
+      readonly subgraphs: number
+    }
+  | {
+      readonly _tag: "Committed"
+      readonly proposal: number
+      readonly height: number
+      readonly firstSeq: number
+      readonly txs: ReadonlyArray<TxMeta<P>>
+      /** The plan from the consensus window was used. */
+      readonly adopted: boolean
+    }
+  /** Consensus dropped the proposal; the shell proposes its transactions again. */
+  | { readonly _tag: "Rejected"; readonly proposal: number; readonly txs: ReadonlyArray<TxMeta<P>> }
+  | {
+      readonly _tag: "Completed"
+      readonly seq: number
+      readonly txId: string
+      readonly worker: WorkerId
+      readonly height: number
+      readonly status: TxOutcome
+      readonly leaseTransfers: number
+      readonly detail: string
+    }
+  /** An object from the coordinator's store: its initial value, or "missing" (it does not hold that version). */
+  | {
+      readonly _tag: "SendObject"
+      readonly to: WorkerId
+      readonly key: Key
+      readonly version: number
+      readonly value: "genesis" | "missing"
+    }
+
+interface Proposal<P> {
+  readonly block: ProposedBlock<P>
+  plan: Plan<P> | undefined
+}
+
+interface Inflight {
+  readonly txId: string
+  readonly worker: number
+  readonly weight: number
+  readonly height: number
+}
+
+export interface CoordinatorStats {
+  proposals: number
+  committed: number
+  rejected: number
+  plansAdopted: number
+  plansRecomputed: number
+  dispatched: number
+  completed: number
+  duplicateCompletions: number
+  ignoredCommits: number
+}
+
+export interface CoordinatorState<P> {
+  readonly params: CoordinatorParams
+  readonly prng: Prng
+  readonly registry: WorkerRegistry
+  /** Owner codes of the active workers, by worker id. */
+  active: ReadonlyArray<number>
+  /** The router's metadata (authoritative). */
+  readonly router: ObjectTable
+  /** The scheduler's copy: the router's plus the plans of proposals in consensus. */
+  readonly scheduler: SchedulerView
+  /** Proposals in consensus, oldest first. */
+  readonly pending: Array<Proposal<P>>
+  /** Committed blocks waiting for a worker to exist. */
+  readonly awaiting: Array<{ readonly block: ProposedBlock<P>; readonly height: number }>
+  readonly cursor: PlacementCursor
+  readonly statelessCursor: { next: number }
+  height: number
+  nextSeq: number
+  /** Lowest seq not completed yet. */
+  watermark: number
+  readonly completedAbove: Set<number>
+  readonly inflight: Map<number, Inflight>
+  /** Where each proposed transaction's stateless part went (its token's holder), until its stateful dispatch. */
+  readonly statelessAt: Map<string, number>
+  /** Outstanding work per owner code (µs): dispatched stateful, dispatched stateless, planned stateful. */
+  statefulLoad: Float64Array
+  statelessLoad: Float64Array
+  plannedLoad: Float64Array
+  /** Keys whose initial value the coordinator handed out. */
+  readonly givenGenesis: Set<Key>
+  readonly stats: CoordinatorStats
+}
+
+export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorState<P> => {
+  const router = new ObjectTable()
+  return {
+    params,
+    prng: new Prng(params.seed),
+    registry: new WorkerRegistry(),
+    active: [],
+    router,
+    scheduler: new SchedulerView(router),
+    pending: [],
+    awaiting: [],
+    cursor: { roundRobin: 0 },
+    statelessCursor: { next: 0 },
+    height: 0,
+    nextSeq: 1,
+    watermark: 1,
+    completedAbove: new Set(),
+    inflight: new Map(),
+    statelessAt: new Map(),
+    statefulLoad: new Float64Array(8),
+    statelessLoad: new Float64Array(8),
+    plannedLoad: new Float64Array(8),
+    givenGenesis: new Set(),
+    stats: {
+      proposals: 0,
+      committed: 0,
+      rejected: 0,
+      plansAdopted: 0,
+      plansRecomputed: 0,
+      dispatched: 0,
+      completed: 0,
+      duplicateCompletions: 0,
+      ignoredCommits: 0
+    }
+  }
+}
+
+// ---- loads ------------------------------------------------------------------------------------------------
+
+const grow = (a: Float64Array, size: number): Float64Array => {
+  if (a.length >= size) return a
+  const b = new Float64Array(Math.max(size, a.length * 2))
+  b.set(a)
+  return b
+}
+
+const ensureCapacity = (s: CoordinatorState<unknown>): void => {
+  const size = s.registry.maxCode + 1
+  s.statefulLoad = grow(s.statefulLoad, size)
+  s.statelessLoad = grow(s.statelessLoad, size)
+  s.plannedLoad = grow(s.plannedLoad, size)
+}
+
+/** The active workers with their load P (all outstanding work), as a fresh scratch array. */
+const candidates = (s: CoordinatorState<unknown>): Candidates => {
+  const load = new Float64Array(s.registry.maxCode + 1)
+  for (const c of s.active) load[c] = s.statefulLoad[c]! + s.statelessLoad[c]! + s.plannedLoad[c]!
+  return { codes: s.active, load }
+}
+
+const subtractInto = (target: Float64Array, amounts: Float64Array): void => {
+  for (let c = 0; c < amounts.length; c++) target[c] = Math.max(0, target[c]! - amounts[c]!)
+}
+
+// ---- planning -----------------------------------------------------------------------------------------------
+
+const planOptions = (s: CoordinatorState<unknown>, recordFinals: boolean) => ({
+  policy: s.params.policy,
+  genesisAtWorkers: s.params.genesisAtWorkers,
+  recordFinals
+})
+
+/** Plans a proposal during the consensus window, on the scheduler's copy. */
+const planProposal = <P>(s: CoordinatorState<P>, proposal: Proposal<P>, out: Array<CoordinatorOutput<P>>): void => {
+  if (s.params.schedulingTiming !== "pre-consensus" || s.params.architecture !== "asymmetric") return
+  if (s.active.length === 0) return
+  const block = proposal.block
+  const plan = planBlock(block.proposal, block.txs, s.scheduler, candidates(s), s.cursor, s.prng, planOptions(s, true))
+  proposal.plan = plan
+  for (let c = 0; c < plan.load.length; c++) s.plannedLoad[c]! += plan.load[c]!
+  out.push({
+    _tag: "Planned",
+    proposal: block.proposal,
+    at: "proposal",
+    txs: block.txs.length,
+    subgraphs: plan.subgraphs
+  })
+}
+
+/** Drops every plan of the window (§4.4's resync): the scheduler's copy becomes the router's again. */
+const discardPlans = (s: CoordinatorState<unknown>): void => {
+  for (const p of s.pending) {
+    if (p.plan !== undefined) subtractInto(s.plannedLoad, p.plan.load)
+    p.plan = undefined
+  }
+  s.scheduler.resync()
+}
+
+const replanPending = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  for (const p of s.pending) planProposal(s, p, out)
+}
+
+// ---- stateless dispatch -------------------------------------------------------------------------------------
+
+const dispatchStateless = <P>(
+  s: CoordinatorState<P>,
+  block: ProposedBlock<P>,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  if (s.params.separation !== "coordinator" || s.params.architecture !== "asymmetric" || s.active.length === 0) return
+  const cands = candidates(s)
+  const byWorker = new Map<number, Array<StatelessTaskData<P>>>()
+  for (const tx of block.txs) {
+    const w = leastLoaded(cands, s.statelessCursor)
+    const weight = statelessWeight(tx)
+    cands.load[w]! += weight
+    s.statelessLoad[w]! += weight
+    s.statelessAt.set(tx.id, w)
+    let tasks = byWorker.get(w)
+    if (tasks === undefined) {
+      tasks = []
+      byWorker.set(w, tasks)
+    }
+    tasks.push({ tx, proposal: block.proposal })
+  }
+  for (const [w, tasks] of byWorker) out.push({ _tag: "SendStateless", worker: s.registry.idOf(w), tasks })
+}
+
+// ---- stateful dispatch --------------------------------------------------------------------------------------
+
+const sourceName = (s: CoordinatorState<unknown>, code: number): Source =>
+  code === GENESIS_CODE ? GENESIS_SOURCE : code === COORDINATOR_OWNER ? COORDINATOR_SOURCE : s.registry.idOf(code)
+
+/** Dispatch(plan) of Alg. 2: consecutive seqs in block order, one batch per worker. */
+const dispatchPlan = <P>(
+  s: CoordinatorState<P>,
+  plan: Plan<P>,
+  height: number,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const byWorker = new Map<number, Array<StatefulTaskData<P>>>()
+  const separation = s.params.separation
+  for (let t = 0; t < plan.txs.length; t++) {
+    const tx = plan.txs[t]!
+    const seq = s.nextSeq++
+    const w = plan.placement[t]!
+    const from = plan.keyStart[t]!
+    const to = plan.keyStart[t + 1]!
+    const versions: Array<number> = new Array(to - from)
+    const sources: Array<Source> = new Array(to - from)
+    for (let i = from; i < to; i++) {
+      versions[i - from] = plan.versions[i]!
+      sources[i - from] = sourceName(s, plan.sources[i]!)
+    }
+    let tokenSource: WorkerId | "" = ""
+    if (separation === "coordinator") {
+      const at = s.statelessAt.get(tx.id)
+      if (at !== undefined) {
+        tokenSource = s.registry.idOf(at)
+        s.statelessAt.delete(tx.id)
+      }
+    }
+    const weight = statefulWeight(tx)
+    s.statefulLoad[w]! += weight
+    s.inflight.set(seq, { txId: tx.id, worker: w, weight, height })
+    let tasks = byWorker.get(w)
+    if (tasks === undefined) {
+      tasks = []
+      byWorker.set(w, tasks)
+    }
+    tasks.push({
+      seq,
+      tx,
+      versions,
+      sources,
+      tokenSource,
+      combined: separation === "none",
+      watermark: s.watermark,
+      height
+    })
+  }
+  s.stats.dispatched += plan.txs.length
+  for (const [w, tasks] of byWorker) out.push({ _tag: "SendStateful", worker: s.registry.idOf(w), height, tasks })
+}
+
+const dispatchSymmetric = <P>(
+  s: CoordinatorState<P>,
+  block: ProposedBlock<P>,
+  height: number,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const firstSeq = s.nextSeq
+  for (const tx of block.txs) {
+    s.inflight.set(s.nextSeq++, { txId: tx.id, worker: COORDINATOR_OWNER, weight: 0, height })
+  }
+  s.stats.dispatched += block.txs.length
+  out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq, txs: block.txs, adopted: false })
+  out.push({
+    _tag: "SendSymmetric",
+    workers: s.active.map((c) => s.registry.idOf(c)),
+    height,
+    firstSeq,
+    txs: block.txs,
+    watermark: s.watermark,
+    schedulingCostUs: s.params.symmetricSchedulingCostUs
+  })
+}
+
+/** OnCommittedBlock for a block whose speculation was dropped, or when planning is post-consensus. */
+const planAtCommit = <P>(
+  s: CoordinatorState<P>,
+  block: ProposedBlock<P>,
+  out: Array<CoordinatorOutput<P>>
+): Plan<P> => {
+  const plan = planBlock(block.proposal, block.txs, s.router, candidates(s), s.cursor, s.prng, planOptions(s, false))
+  out.push({
+    _tag: "Planned",
+    proposal: block.proposal,
+    at: "commit",
+    txs: block.txs.length,
+    subgraphs: plan.subgraphs
+  })
+  return plan
+}
+
+const commitBlock = <P>(
+  s: CoordinatorState<P>,
+  proposal: Proposal<P>,
+  wasOldest: boolean,
+  height: number,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const block = proposal.block
+  if (s.params.architecture === "symmetric") {
+    dispatchSymmetric(s, block, height, out)
+    return
+  }
+  const statelessPostCommit =
+    s.params.separation === "coordinator" &&
+    (s.params.statelessTiming === "post-consensus" || block.txs.some((tx) => !s.statelessAt.has(tx.id)))
+  let plan: Plan<P>
+  let adopted = false
+  if (wasOldest && proposal.plan !== undefined) {
+    plan = proposal.plan
+    adoptPlan(plan, s.router)
+    subtractInto(s.plannedLoad, plan.load)
+    adopted = true
+    s.stats.plansAdopted++
+  } else {
+    discardPlans(s)
+    plan = planAtCommit(s, block, out)
+    s.stats.plansRecomputed++
+  }
+  if (s.pending.length === 0) s.scheduler.resync()
+  else if (!adopted) replanPending(s, out)
+  out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq: s.nextSeq, txs: block.txs, adopted })
+  if (statelessPostCommit) {
+    dispatchStateless(s, { ...block, txs: block.txs.filter((tx) => !s.statelessAt.has(tx.id)) }, out)
+  }
+  dispatchPlan(s, plan, height, out)
+}
+
+// ---- completions --------------------------------------------------------------------------------------------
+
+const complete = <P>(s: CoordinatorState<P>, worker: WorkerId, c: CompletionData, out: Array<CoordinatorOutput<P>>) => {
+  const inflight = s.inflight.get(c.seq)
+  if (inflight === undefined) {
+    s.stats.duplicateCompletions++
+    return
+  }
+  s.inflight.delete(c.seq)
+  if (inflight.worker !== COORDINATOR_OWNER) {
+    s.statefulLoad[inflight.worker] = Math.max(0, s.statefulLoad[inflight.worker]! - inflight.weight)
+  }
+  if (c.seq === s.watermark) {
+    s.watermark++
+    while (s.completedAbove.delete(s.watermark)) s.watermark++
+  } else s.completedAbove.add(c.seq)
+  s.stats.completed++
+  out.push({
+    _tag: "Completed",
+    seq: c.seq,
+    txId: inflight.txId,
+    worker,
+    height: inflight.height,
+    status: c.status,
+    leaseTransfers: c.leaseTransfers,
+    detail: c.detail
+  })
+}
+
+// ---- the step -------------------------------------------------------------------------------------------------
+
+const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerId>, out: Array<CoordinatorOutput<P>>) => {
+  const codes = [...new Set(workers)].sort().map((w) => s.registry.codeOf(w))
+  const same = codes.length === s.active.length && codes.every((c, i) => c === s.active[i])
+  if (same) return
+  ensureCapacity(s)
+  s.active = codes
+  // Plans placed transactions on the old set: drop them and plan again (a resync, like a rejected block).
+  discardPlans(s)
+  replanPending(s, out)
+  if (codes.length > 0) {
+    for (const { block, height } of s.awaiting.splice(0)) {
+      commitBlock(s, { block, plan: undefined }, false, height, out)
+    }
+  }
+}
+
+export const stepCoordinator = <P>(
+  s: CoordinatorState<P>,
+  input: CoordinatorInput<P>
+): ReadonlyArray<CoordinatorOutput<P>> => {
+  const out: Array<CoordinatorOutput<P>> = []
+  switch (input._tag) {
+    case "Workers":
+      setWorkers(s, input.workers, out)
+      break
+    case "Propose": {
+      s.stats.proposals++
+      const proposal: Proposal<P> = { block: input.block, plan: undefined }
+      s.pending.push(proposal)
+      if (s.params.statelessTiming === "pre-consensus") dispatchStateless(s, input.block, out)
+      planProposal(s, proposal, out)
+      break
+    }
+    case "Commit": {
+      const index = s.pending.findIndex((p) => p.block.proposal === input.proposal)
+      if (index < 0) {
+        s.stats.ignoredCommits++
+        break
+      }
+      const [proposal] = s.pending.splice(index, 1)
+      const height = ++s.height
+      s.stats.committed++
+      if (s.active.length === 0) {
+        discardPlans(s)
+        s.awaiting.push({ block: proposal!.block, height })
+        break
+      }
+      commitBlock(s, proposal!, index === 0, height, out)
+      break
+    }
+    case "Reject": {
+      const index = s.pending.findIndex((p) => p.block.proposal === input.proposal)
+      if (index < 0) break
+      const [proposal] = s.pending.splice(index, 1)
+      s.stats.rejected++
+      // Their stateless parts still run (the workers' reports take them off the load); the tokens are unused.
+      for (const tx of proposal!.block.txs) s.statelessAt.delete(tx.id)
+      if (proposal!.plan !== undefined) {
+        discardPlans(s)
+        replanPending(s, out)
+      }
+      out.push({ _tag: "Rejected", proposal: input.proposal, txs: proposal!.block.txs })
+      break
+    }
+    case "Report": {
+      for (const c of input.completions) complete(s, input.worker, c, out)
+      if (input.statelessDoneUs > 0) {
+        const code = s.registry.codeOf(input.worker)
+        ensureCapacity(s)
+        s.statelessLoad[code] = Math.max(0, s.statelessLoad[code]! - input.statelessDoneUs)
+      }
+      break
+    }
+    case "ObjectRequest": {
+      const genesis = input.version === 0 && !s.givenGenesis.has(input.key)
+      if (genesis) s.givenGenesis.add(input.key)
+      out.push({
+        _tag: "SendObject",
+        to: input.requester,
+        key: input.key,
+        version: input.version,
+        value: genesis ? "genesis" : "missing"
+      })
+      break
+    }
+  }
+  return out
+}
+
+/** Committed transactions not completed yet. */
+export const inflightCount = (s: CoordinatorState<unknown>): number => s.inflight.size

@@ -1,0 +1,81 @@
+/**
+ * Remora's pure cores: the coordinator (version assignment, ownership, dependency graph, SFS and the baseline
+ * policies, scheduler/router metadata copies) and the worker (execution rule, versions, lease transfers,
+ * tokens, virtual cores). No clock, no I/O, randomness from an injected seed.
+ */
+export {
+  type Architecture,
+  type CompletionData,
+  type CoordinatorInput,
+  type CoordinatorOutput,
+  type CoordinatorParams,
+  type CoordinatorState,
+  type CoordinatorStats,
+  createCoordinator,
+  defaultCoordinatorParams,
+  inflightCount,
+  type Separation,
+  type StatefulTaskData,
+  type StatelessTaskData,
+  stepCoordinator,
+  type Timing
+} from "./coordinator.js"
+export { Deque } from "./deque.js"
+export {
+  COORDINATOR_OWNER,
+  type MetadataReader,
+  type MetadataWriter,
+  ObjectTable,
+  OWNER_CODES,
+  ownerOf,
+  pack,
+  SchedulerView,
+  versionOf,
+  WorkerRegistry
+} from "./object-table.js"
+export {
+  bestCandidate,
+  type Candidates,
+  leastLoaded,
+  POLICIES,
+  type PolicyName,
+  SFS_WEIGHTS,
+  ZEUS_WEIGHTS
+} from "./placement.js"
+export {
+  adoptPlan,
+  GENESIS_CODE,
+  type PlacementCursor,
+  type Plan,
+  type PlanOptions,
+  planBlock,
+  statefulWeight,
+  statelessWeight
+} from "./planner.js"
+export { Prng } from "./prng.js"
+export { dependencyEdges, type Keyed, type Subgraphs, subgraphs } from "./subgraphs.js"
+export {
+  COORDINATOR_SOURCE,
+  GENESIS_SOURCE,
+  isWriteAt,
+  type Key,
+  type ProposedBlock,
+  type Source,
+  type Step,
+  type TxMeta,
+  type TxOutcome,
+  type WorkerId
+} from "./types.js"
+export {
+  createWorker,
+  type ExecOutcome,
+  type StatefulIn,
+  type SymmetricIn,
+  stepWorker,
+  type WorkerInput,
+  type WorkerOutput,
+  type WorkerParams,
+  type WorkerState,
+  type WorkerStats,
+  workerLoad
+} from "./worker.js"
