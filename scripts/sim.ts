@@ -4,6 +4,8 @@
  *   pnpm sim popuc --seeds 10000                 every scenario, seeds 1..10000, N drawn from each seed
  *   pnpm sim popuc --scenario crash --n 5 --seeds 500 --seed 77
  *   pnpm sim popuc --scenario omission --n 7 --seed 1234     replay one seed (prints the failure trace)
+ *   pnpm sim remora --seeds 2000                 Remora's coordinator and workers (actors/remora/src/sim)
+ *   pnpm sim remora --scenario faults --seed 77  replay one seed
  *
  * Prints a summary table and every violation with the command that replays it; exits 1 on any violation.
  */
@@ -11,6 +13,7 @@ import { argv, exit } from "node:process"
 import { MUTANTS } from "../actors/nic/src/sim/mutants.js"
 import { describeFailure } from "../actors/nic/src/sim/report.js"
 import { runSeeds, SCENARIOS, type ScenarioSummary } from "../actors/nic/src/sim/scenarios.js"
+import { runRemoraSim } from "../actors/remora/src/sim/cli.js"
 
 const CORES = ["popuc"] as const
 const MAX_FAILURES_SHOWN = 3
@@ -24,7 +27,8 @@ interface Args {
   readonly mutant: string | undefined
 }
 
-const usage = `usage: pnpm sim popuc [--seeds N] [--seed S] [--n 3|5|7|9] [--scenario a,b] [--mutant name]
+const usage = `usage: pnpm sim popuc|remora ... (pnpm sim remora --help for Remora's flags)
+       pnpm sim popuc [--seeds N] [--seed S] [--n 3|5|7|9] [--scenario a,b] [--mutant name]
   --seeds N     how many consecutive seeds per scenario (default 1000, or 1 with --seed)
   --seed S      first seed (default 1)
   --n N         number of replicas (default: drawn from each seed)
@@ -122,7 +126,7 @@ const main = (): number => {
 }
 
 try {
-  exit(main())
+  exit(argv[2] === "remora" ? runRemoraSim(argv.slice(3)) : main())
 } catch (e) {
   console.error(e instanceof Error ? e.message : e)
   exit(2)

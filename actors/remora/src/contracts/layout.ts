@@ -27,10 +27,22 @@ export const fillDeterministic = (out: Uint8Array, from: number, seed: number): 
 /** A view on `bytes` for reading and writing float64 fields. */
 export const view = (bytes: Uint8Array): DataView => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
-export const getNumber = (bytes: Uint8Array, field: number): number => view(bytes).getFloat64(field * 8, true)
+// Fields are read through an 8-byte scratch (no DataView per access: contracts read many small records).
+const scratch = new Float64Array(1)
+const scratchBytes = new Uint8Array(scratch.buffer)
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
 
-export const setNumber = (bytes: Uint8Array, field: number, value: number): void =>
-  view(bytes).setFloat64(field * 8, value, true)
+export const getNumber = (bytes: Uint8Array, field: number): number => {
+  if (!littleEndian) return view(bytes).getFloat64(field * 8, true)
+  scratchBytes.set(bytes.subarray(field * 8, field * 8 + 8))
+  return scratch[0]!
+}
+
+export const setNumber = (bytes: Uint8Array, field: number, value: number): void => {
+  if (!littleEndian) return view(bytes).setFloat64(field * 8, value, true)
+  scratch[0] = value
+  bytes.set(scratchBytes, field * 8)
+}
 
 /** A record of `fields` float64 numbers. */
 export const record = (values: ReadonlyArray<number>): Uint8Array => {

@@ -8,7 +8,7 @@
  */
 import { TpccNewOrder, TpccPayment } from "@reef/proto"
 import { type Contract, type ContractOutcome, executed } from "./contract.js"
-import { fnv1a, getNumber, record } from "./layout.js"
+import { fnv1a, getNumber, record, setNumber } from "./layout.js"
 
 export const TPCC_NEW_ORDER_CONTRACT = "tpcc.new_order"
 export const TPCC_PAYMENT_CONTRACT = "tpcc.payment"
@@ -83,8 +83,7 @@ const newOrderAccess = (args: TpccNewOrder) => {
 }
 
 const copy = (value: Uint8Array) => value.slice()
-const set = (value: Uint8Array, field: number, n: number) =>
-  new DataView(value.buffer, value.byteOffset, value.byteLength).setFloat64(field * 8, n, true)
+const set = setNumber
 
 export const tpccNewOrder: Contract<TpccNewOrder> = {
   name: TPCC_NEW_ORDER_CONTRACT,

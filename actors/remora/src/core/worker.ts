@@ -372,6 +372,8 @@ const registerStateful = <P>(s: WorkerState<P>, data: StatefulIn<P>, out: Out<P>
   const task: Task<P> = { data, missing: 0, tokenKnown: data.combined, valid: true, queued: false, leaseTransfers: 0 }
   s.tasks.set(data.seq, task)
   const keys = data.tx.keys
+  // Initial values are offered once every input is counted: an offer can complete the task's inputs.
+  const initial: Array<Key> = []
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!
     const version = data.versions[i]!
@@ -383,12 +385,13 @@ const registerStateful = <P>(s: WorkerState<P>, data: StatefulIn<P>, out: Out<P>
     const source = data.sources[i]!
     if (source === self) continue // produced here by an earlier task
     if (source === GENESIS_SOURCE) {
-      offer(s, key, 0, s.params.genesis(key), out)
+      initial.push(key)
       continue
     }
     task.leaseTransfers++
     request(s, vk, source, key, version, data.trace, out)
   }
+  for (const key of initial) offer(s, key, 0, s.params.genesis(key), out)
   if (!data.combined) {
     const txId = data.tx.id
     if (data.tokenSource === "") {

@@ -25,6 +25,18 @@ export interface ReferenceStep {
 
 export class ReferenceExecutor {
   private readonly objects = new Map<string, VersionedValue>()
+  /** With `recordHistory`: every value each key took, by version (the simulator checks copies against it). */
+  private readonly history: Map<string, Array<Uint8Array>> | undefined
+
+  constructor(options: { readonly recordHistory?: boolean } = {}) {
+    this.history = options.recordHistory === true ? new Map() : undefined
+  }
+
+  /** The value of (key, version) in the sequential execution, when history is recorded. */
+  valueAt(key: string, version: number): Uint8Array | undefined {
+    if (version === 0) return genesisValue(key)
+    return this.history?.get(key)?.[version]
+  }
 
   get(key: string): VersionedValue {
     return this.objects.get(key) ?? { version: 0, value: genesisValue(key) }
@@ -47,7 +59,16 @@ export class ReferenceExecutor {
     for (const key of keys) {
       const current = this.get(key)
       const written = outcome?.status === "executed" ? outcome.writes.get(key) : undefined
-      this.objects.set(key, { version: current.version + 1, value: written ?? current.value })
+      const value = written ?? current.value
+      this.objects.set(key, { version: current.version + 1, value })
+      if (this.history !== undefined) {
+        let h = this.history.get(key)
+        if (h === undefined) {
+          h = [genesisValue(key)]
+          this.history.set(key, h)
+        }
+        h.push(value)
+      }
     }
     if (outcome === undefined) return { status: "invalid-signature", detail: "signature does not verify" }
     return outcome.status === "executed"

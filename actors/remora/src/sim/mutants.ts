@@ -1,0 +1,85 @@
+/**
+ * Deliberately broken coordinators and workers. The simulator must catch each one; if it ever stops doing so,
+ * the checker has gone blind (a checker that cannot fail proves nothing).
+ */
+import { stepCoordinator } from "../core/coordinator.js"
+import { ownerOf, pack, versionOf } from "../core/object-table.js"
+import { stepWorker } from "../core/worker.js"
+import type { SimHooks } from "./world.js"
+
+/** Adopts the plan made during the window even when the block commits out of proposal order. */
+const adoptOutOfOrder: SimHooks = {
+  stepCoordinator: (s, input) => {
+    if (input._tag === "Commit") {
+      const i = s.pending.findIndex((p) => p.block.proposal === input.proposal)
+      if (i > 0) s.pending.unshift(...s.pending.splice(i, 1))
+    }
+    return stepCoordinator(s, input)
+  }
+}
+
+/** Gives the second access of a key in each committed block the version the first one got (a reused counter). */
+const reuseVersion: SimHooks = {
+  stepCoordinator: (s, input) => {
+    const out = stepCoordinator(s, input)
+    if (input._tag !== "Commit") return out
+    for (const o of out) {
+      if (o._tag !== "SendStateful") continue
+      for (const t of o.tasks) {
+        // Roll the router's counter of the task's first key back by one: the next access reuses a version.
+        const key = t.tx.keys[0]!
+        const packed = s.router.get(key)
+        if (versionOf(packed) > 0) s.router.set(key, pack(versionOf(packed) - 1, ownerOf(packed)))
+        return out
+      }
+    }
+    return out
+  }
+}
+
+/** The router forgets to record the new owner at dispatch: later transactions fetch from the wrong worker. */
+const staleOwner: SimHooks = {
+  stepCoordinator: (s, input) => {
+    if (input._tag !== "Commit") return stepCoordinator(s, input)
+    const before = new Map<string, number>()
+    const block = s.pending.find((p) => p.block.proposal === input.proposal)?.block
+    for (const tx of block?.txs ?? []) for (const k of tx.keys) if (!before.has(k)) before.set(k, s.router.get(k))
+    const out = stepCoordinator(s, input)
+    for (const [k, packed] of before) s.router.set(k, pack(versionOf(s.router.get(k)), ownerOf(packed)))
+    s.scheduler.resync()
+    return out
+  }
+}
+
+/** Runs the contract whatever the validation token says. */
+const ignoreInvalidToken: SimHooks = {
+  stepWorker: (s, input) => stepWorker(s, input._tag === "UnitDone" ? { ...input, valid: true } : input)
+}
+
+/** Forgets which dispatched transactions it has seen: a duplicated dispatch runs again. */
+const noDispatchDedup: SimHooks = {
+  stepWorker: (s, input) => {
+    if (input._tag === "Stateful") {
+      s.received.clear()
+      s.watermark = 1
+    }
+    return stepWorker(s, input)
+  }
+}
+
+/** Takes any transfer, even of a version it has already had (a duplicate arriving late). */
+const acceptStaleTransfer: SimHooks = {
+  stepWorker: (s, input) => {
+    if (input._tag === "ObjectArrived") s.seen.delete(input.key)
+    return stepWorker(s, input)
+  }
+}
+
+export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
+  ["adopt-out-of-order", adoptOutOfOrder],
+  ["reuse-version", reuseVersion],
+  ["stale-owner", staleOwner],
+  ["ignore-invalid-token", ignoreInvalidToken],
+  ["no-dispatch-dedup", noDispatchDedup],
+  ["accept-stale-transfer", acceptStaleTransfer]
+])

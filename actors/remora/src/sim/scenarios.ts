@@ -1,0 +1,248 @@
+/**
+ * What the simulator runs: each scenario draws a configuration from the seed (sizes, workload, policy, faults),
+ * runs the world and checks it. `pnpm sim remora --scenario S --seed N` replays one run exactly.
+ */
+import { type CoordinatorParams, defaultCoordinatorParams, type Separation, type Timing } from "../core/coordinator.js"
+import { POLICIES } from "../core/placement.js"
+import { Prng } from "../core/prng.js"
+import type { WorkloadSpec } from "../workload/generators.js"
+import { checkRun, type Violation } from "./checker.js"
+import { MUTANTS } from "./mutants.js"
+import { runWorld, type SimConfig, type SimHooks } from "./world.js"
+
+export interface RunReport {
+  readonly scenario: string
+  readonly seed: number
+  readonly mutant: string | undefined
+  readonly violation: Violation | undefined
+  readonly config: SimConfig
+  readonly stats: {
+    readonly txs: number
+    readonly blocks: number
+    readonly rejected: number
+    readonly adopted: number
+    readonly recomputed: number
+    readonly leaseTransfers: number
+    readonly duplicates: number
+    readonly messages: number
+    readonly virtualMs: number
+  }
+}
+
+const SEPARATIONS: ReadonlyArray<Separation> = ["coordinator", "worker", "none"]
+const TIMINGS: ReadonlyArray<Timing> = ["pre-consensus", "post-consensus"]
+
+const drawWorkload = (p: Prng): WorkloadSpec => {
+  const costs = {
+    statelessCostUs: p.chance(0.2) ? 0 : p.int(0, 3000),
+    statefulCostUs: p.chance(0.2) ? 0 : p.int(0, 2000)
+  }
+  switch (p.int(0, 4)) {
+    case 0:
+      return {
+        kind: "token",
+        accounts: p.int(3, 40),
+        zipf: p.pick([0, 0.5, 0.9]),
+        maxAmount: p.int(10, 800_000),
+        ...costs
+      }
+    case 1:
+      return { kind: "tpcc", warehouses: p.int(1, 3), newOrderShare: 0.5, ...costs }
+    default:
+      return {
+        kind: "ycsb",
+        keys: p.int(4, 300),
+        objectsPerTx: p.int(1, 5),
+        zipf: p.pick([0, 0.5, 0.8, 0.9, 0.99]),
+        ...costs
+      }
+  }
+}
+
+/** The parts every scenario shares, drawn from the seed: sizes, workload, a calm network. */
+const base = (scenario: string, seed: number, p: Prng): SimConfig => {
+  const workers = p.int(1, 5)
+  return {
+    scenario,
+    seed,
+    workers,
+    lateWorkers: 0,
+    joinAtMs: 0,
+    cores: p.int(1, 3),
+    txs: p.int(20, 120),
+    arrivalGapMs: p.pick([0.2, 1, 3]),
+    workload: drawWorkload(p),
+    invalidShare: p.pick([0, 0.1, 0.3]),
+    coordinator: { ...defaultCoordinatorParams, seed: p.nextU32(), genesisAtWorkers: p.chance(0.7) },
+    blockIntervalMs: p.int(2, 20),
+    maxBlockTxs: p.int(1, 40),
+    windowMs: p.int(5, 60),
+    windowJitterMs: 0,
+    rejectRate: 0,
+    netDelayMs: [0.05, p.pick([0.5, 2])],
+    duplicateRate: 0,
+    slowFactor: [],
+    retryAfterMs: 500,
+    maxTimeMs: 60_000
+  }
+}
+
+const withFaults = (c: SimConfig, p: Prng): SimConfig => ({
+  ...c,
+  windowJitterMs: p.pick([0, c.windowMs / 2, c.windowMs * 2]),
+  rejectRate: p.pick([0, 0.1, 0.3]),
+  netDelayMs: [0.05, p.pick([1, 5, 15])],
+  duplicateRate: p.pick([0, 0.05, 0.2]),
+  slowFactor: Array.from({ length: c.workers + c.lateWorkers }, () => (p.chance(0.3) ? p.pick([2, 4, 10]) : 1))
+})
+
+const anyParams = (c: CoordinatorParams, p: Prng): CoordinatorParams => ({
+  ...c,
+  policy: p.pick(POLICIES),
+  separation: p.pick(SEPARATIONS),
+  statelessTiming: p.pick(TIMINGS),
+  schedulingTiming: p.pick(TIMINGS)
+})
+
+export const SCENARIOS: ReadonlyMap<string, (seed: number) => SimConfig> = new Map([
+  // The consensus window as the paper evaluates it: proposals commit in order, SFS, pre-consensus work.
+  ["window", (seed: number) => base("window", seed, new Prng(seed))],
+  // Rejected and reordered blocks (plans invalidated), message delays, duplicates and slow workers.
+  [
+    "faults",
+    (seed: number) => {
+      const p = new Prng(seed)
+      return withFaults(base("faults", seed, p), p)
+    }
+  ],
+  // Every placement policy, separation mode and timing, with faults.
+  [
+    "policies",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = withFaults(base("policies", seed, p), p)
+      return { ...c, coordinator: anyParams(c.coordinator, p) }
+    }
+  ],
+  // SymArch: every worker schedules every block with the same round-robin policy.
+  [
+    "symmetric",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = withFaults(base("symmetric", seed, p), p)
+      return {
+        ...c,
+        coordinator: {
+          ...c.coordinator,
+          architecture: "symmetric",
+          separation: "none",
+          symmetricSchedulingCostUs: p.pick([0, 20, 200])
+        }
+      }
+    }
+  ],
+  // Workers joining mid-run with no objects (scale-out): plans made for the old worker set are invalidated.
+  [
+    "scale-out",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = base("scale-out", seed, p)
+      const joined = { ...c, lateWorkers: p.int(1, 3), joinAtMs: p.int(0, 150) }
+      const faulty = withFaults(joined, p)
+      return { ...faulty, coordinator: anyParams(faulty.coordinator, p) }
+    }
+  ]
+])
+
+export interface RunOptions {
+  readonly mutant?: string
+}
+
+export const runScenario = (scenario: string, seed: number, options: RunOptions = {}): RunReport => {
+  const make = SCENARIOS.get(scenario)
+  if (make === undefined) throw new Error(`unknown scenario ${scenario}; known: ${[...SCENARIOS.keys()].join(", ")}`)
+  let hooks: SimHooks = {}
+  if (options.mutant !== undefined) {
+    const mutant = MUTANTS.get(options.mutant)
+    if (mutant === undefined)
+      throw new Error(`unknown mutant ${options.mutant}; known: ${[...MUTANTS.keys()].join(", ")}`)
+    hooks = mutant
+  }
+  const config = make(seed)
+  const record = runWorld(config, hooks)
+  const violation = checkRun(record)
+  let leaseTransfers = 0
+  let duplicates = 0
+  for (const w of record.workers.values()) {
+    leaseTransfers += w.stats.leaseTransfersIn
+    duplicates += w.stats.duplicates
+  }
+  const s = record.coordinator.stats
+  return {
+    scenario,
+    seed,
+    mutant: options.mutant,
+    violation,
+    config,
+    stats: {
+      txs: record.committed.length,
+      blocks: s.committed,
+      rejected: s.rejected,
+      adopted: s.plansAdopted,
+      recomputed: s.plansRecomputed,
+      leaseTransfers,
+      duplicates,
+      messages: record.messages,
+      virtualMs: record.finishedAtMs ?? config.maxTimeMs
+    }
+  }
+}
+
+export interface ScenarioSummary {
+  readonly scenario: string
+  readonly runs: number
+  readonly failures: ReadonlyArray<RunReport>
+  readonly txs: number
+  readonly blocks: number
+  readonly rejected: number
+  readonly adopted: number
+  readonly recomputed: number
+  readonly leaseTransfers: number
+  readonly duplicates: number
+}
+
+export const runSeeds = (
+  scenario: string,
+  firstSeed: number,
+  count: number,
+  options: RunOptions = {}
+): ScenarioSummary => {
+  const failures: Array<RunReport> = []
+  const totals = { txs: 0, blocks: 0, rejected: 0, adopted: 0, recomputed: 0, leaseTransfers: 0, duplicates: 0 }
+  for (let seed = firstSeed; seed < firstSeed + count; seed++) {
+    const r = runScenario(scenario, seed, options)
+    if (r.violation !== undefined) failures.push(r)
+    totals.txs += r.stats.txs
+    totals.blocks += r.stats.blocks
+    totals.rejected += r.stats.rejected
+    totals.adopted += r.stats.adopted
+    totals.recomputed += r.stats.recomputed
+    totals.leaseTransfers += r.stats.leaseTransfers
+    totals.duplicates += r.stats.duplicates
+  }
+  return { scenario, runs: count, failures, ...totals }
+}
+
+export const replayCommand = (r: RunReport): string =>
+  `pnpm sim remora --scenario ${r.scenario} --seed ${r.seed}${r.mutant === undefined ? "" : ` --mutant ${r.mutant}`}`
+
+export const describeFailure = (r: RunReport): string => {
+  const c = r.config
+  const params = c.coordinator
+  return [
+    `VIOLATION of ${r.violation?.property}: ${r.violation?.message}`,
+    `  scenario ${r.scenario}, seed ${r.seed}: ${c.workers}+${c.lateWorkers} workers × ${c.cores} cores, ${c.txs} txs of ${c.workload.kind}, policy ${params.policy}, ${params.architecture}, separation ${params.separation}, stateless ${params.statelessTiming}, scheduling ${params.schedulingTiming}`,
+    `  reject ${c.rejectRate}, jitter ${c.windowJitterMs} ms, net ${c.netDelayMs.join("-")} ms, duplicates ${c.duplicateRate}`,
+    `  replay: ${replayCommand(r)}`
+  ].join("\n")
+}
