@@ -39,7 +39,10 @@ export const getNumber = (bytes: Uint8Array, field: number): number => {
 }
 
 export const setNumber = (bytes: Uint8Array, field: number, value: number): void => {
-  if (!littleEndian) return view(bytes).setFloat64(field * 8, value, true)
+  if (!littleEndian) {
+    view(bytes).setFloat64(field * 8, value, true)
+    return
+  }
   scratch[0] = value
   bytes.set(scratchBytes, field * 8)
 }
