@@ -71,7 +71,10 @@ export const startActorProcess = (
         ],
         env: { OTEL_SDK_DISABLED: "true", ...options.env },
         onLine: (line) => lines.push(line)
-      })
+      }).pipe(
+        // A process that did not start says why in its output: keep the end of it in the failure.
+        Effect.mapError((error) => new Error(`${error.message}; its last output:\n${lines.slice(-30).join("\n")}`))
+      )
     )
     .then((child) => ({
       lines,

@@ -27,7 +27,8 @@ describe("membership change through consensus", () => {
         expect(refused.code).toBe(3)
       }).pipe(Effect.scoped)
     )
-    await Promise.all(
+    // The new members are ready (joined and caught up) only once the change that adds them took effect.
+    const joining = Promise.all(
       ["r4", "r5"].map((id, i) =>
         startActorProcess(fixture.harness, {
           role: "replica",
@@ -45,6 +46,7 @@ describe("membership change through consensus", () => {
       }).pipe(Effect.scoped)
     )
     expect(decided.decidedInstance).toBeGreaterThan(0)
+    await joining
     const states = await Effect.runPromise(
       Effect.gen(function* () {
         const client = yield* makeKvClient({ replicas: addresses, mode: "colocated", clientIndex: 4 })

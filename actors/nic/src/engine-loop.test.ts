@@ -47,6 +47,7 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
         {
           group: "g",
           self: id,
+          incarnation: `${id}@0`,
           members: ids,
           roundTimer: makeRoundTimerConfig({
             interactionMs: 2 * latencyMs,

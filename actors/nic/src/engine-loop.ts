@@ -8,6 +8,7 @@ import {
   type ArmedTimer,
   closesOnAllHeard,
   createTob,
+  type Incarnation,
   isTakingPart,
   type MembershipSchedule,
   membersAt,
@@ -31,6 +32,8 @@ import { decodeWire, encodeWire, ownPayload } from "./wire.js"
 export interface EngineConfig {
   readonly group: string
   readonly self: ProcessId
+  /** The host process's incarnation (core/types.ts), stamped on every value this engine proposes. */
+  readonly incarnation: Incarnation
   readonly members: ReadonlyArray<ProcessId>
   readonly roundTimer: RoundTimerConfig
   readonly maxBatchBytes: number
@@ -143,6 +146,7 @@ export interface EngineLoop {
 export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop => {
   let state = createTob({
     self: config.self,
+    incarnation: config.incarnation,
     members: config.members,
     roundTimer: config.roundTimer,
     maxBatchBytes: config.maxBatchBytes,

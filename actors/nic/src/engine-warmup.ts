@@ -50,6 +50,7 @@ export const warmUpEngine = (options: WarmUpOptions = {}): WarmUpReport => {
       {
         group: "warm-up",
         self,
+        incarnation: `${self}@0`,
         members: MEMBERS,
         roundTimer: makeRoundTimerConfig({
           interactionMs: 1,

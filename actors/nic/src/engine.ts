@@ -10,7 +10,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
-import type { ProcessId, RoundTimerConfig } from "./core/index.js"
+import type { Incarnation, ProcessId, RoundTimerConfig } from "./core/index.js"
 import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats } from "./engine-loop.js"
 import type { EngineWorkerData, HostToWorker, WorkerToHost } from "./engine-worker.js"
 
@@ -31,6 +31,8 @@ export interface EngineOptions {
   readonly cluster: string
   readonly group: string
   readonly self: ProcessId
+  /** This process start (core/types.ts); `newIncarnation()` draws one. */
+  readonly incarnation: Incarnation
   readonly members: ReadonlyArray<ProcessId>
   /** Parallel consensus engines (the pipelined NIC); 1 by default. */
   readonly engines?: number
@@ -58,6 +60,12 @@ export interface EngineOptions {
   readonly hostNice?: number
 }
 
+/** A value this process proposed on engine `engine`: with the host's incarnation, its identity. */
+export interface ProposalRef {
+  readonly engine: number
+  readonly seq: number
+}
+
 /** One decided instance of one engine, in the merged order, with what it delivered. */
 export type AppliedBatch = Omit<DecidedEvent, "_tag"> & { readonly engine: number }
 
@@ -81,7 +89,13 @@ export interface NicEngine {
    * Effect: this is once per client write, and the caller already waits on its own Effect for the outcome.
    */
   readonly propose: (payload: Uint8Array, onRejected: (reason: string) => void) => void
-  readonly proposeMembership: (members: ReadonlyArray<ProcessId>) => Effect.Effect<void, EngineError>
+  /**
+   * Proposes a new member list on every engine. Succeeds once every engine queued it, with each proposal's
+   * identity (match the decided membership values by it); fails when an engine refuses it.
+   */
+  readonly proposeMembership: (
+    members: ReadonlyArray<ProcessId>
+  ) => Effect.Effect<ReadonlyArray<ProposalRef>, EngineError>
   readonly stats: Effect.Effect<ReadonlyArray<EngineStats>, EngineError>
   /** Starts the first instance with the group (Alg. 3 sync-start): a group's bootstrap. */
   readonly syncStart: Effect.Effect<void>
@@ -271,6 +285,7 @@ export const startEngine = (
             config: {
               group: count === 1 ? options.group : `${options.group}-e${index}`,
               self: options.self,
+              incarnation: options.incarnation,
               members: options.members,
               maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
               ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
@@ -369,10 +384,18 @@ export const startEngine = (
         )
       },
       proposeMembership: (members) =>
-        Effect.forEach(
-          running,
-          (_, engine) => request(engine, (requestId) => ({ _tag: "ProposeMembership", requestId, members })),
-          { discard: true }
+        Effect.forEach(running, (_, engine) =>
+          Effect.flatMap(
+            request(engine, (requestId) => ({ _tag: "ProposeMembership", requestId, members })),
+            (event): Effect.Effect<ProposalRef, EngineError> =>
+              event._tag === "Queued"
+                ? Effect.succeed({ engine, seq: event.seq })
+                : Effect.fail(
+                    new EngineError({
+                      reason: `engine ${engine} refused the membership change: ${event._tag === "Rejected" ? event.reason : event._tag}`
+                    })
+                  )
+          )
         ),
       syncStart: Effect.sync(() => {
         for (const engine of running) engine.send({ _tag: "SyncStart" })

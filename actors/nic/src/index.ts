@@ -12,6 +12,7 @@ export {
   type EngineHandlers,
   type EngineOptions,
   type NicEngine,
+  type ProposalRef,
   ROUND_CLOSE_MODES,
   type RoundClose,
   startEngine
@@ -26,6 +27,7 @@ export {
   type EngineStats
 } from "./engine-loop.js"
 export { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
+export { newIncarnation } from "./incarnation.js"
 export { LatencyHistogram } from "./latency-histogram.js"
 export { nicActor } from "./nic-actor.js"
 export { type DecodedWire, decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"

@@ -3,15 +3,21 @@ import { describe, expect, it } from "vitest"
 import { clientValue, heartbeatValue, type RoundMsg } from "./core/index.js"
 import { decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"
 
+/** Every process of these tests is in its first (and only) incarnation. */
+const TEST_INCARNATION = "0000000000000001"
+
 describe("POPUC wire", () => {
   it("round-trips a round message and a sync-start message", () => {
     const round: RoundMsg = {
       _tag: "Round",
       instance: 7,
       round: 2,
-      values: [clientValue("r1", 3, new Uint8Array([1, 2, 3])), heartbeatValue("r2", 7)],
+      values: [
+        clientValue("r1", TEST_INCARNATION, 3, new Uint8Array([1, 2, 3])),
+        heartbeatValue("r2", TEST_INCARNATION, 7)
+      ],
       locked: ["r1", "r2"],
-      decided: [{ proposer: "r2", seq: 1, kind: "client" }]
+      decided: [{ proposer: "r2", incarnation: "00000000000000f2", seq: 1, kind: "client" }]
     }
     const decoded = decodeWire("g", encodeWire("g", "r1", round, 42))
     expect(decoded).toMatchObject({ _tag: "Ok", from: "r1", sentAtUs: 42 })
@@ -44,7 +50,16 @@ describe("POPUC wire", () => {
         value: {
           instance: 1,
           round: 1,
-          values: [{ proposer: "r1", seq: 0, kind: 99 as PopucValueKind, payload: Buffer.alloc(0), members: [] }],
+          values: [
+            {
+              proposer: "r1",
+              incarnation: "01",
+              seq: 0,
+              kind: 99 as PopucValueKind,
+              payload: Buffer.alloc(0),
+              members: []
+            }
+          ],
           locked: [],
           decided: []
         }
@@ -54,7 +69,7 @@ describe("POPUC wire", () => {
   })
 
   it("a value that leaves the engine gets a buffer of its own, exactly its payload's size", () => {
-    const small = clientValue("r1", 1, new Uint8Array([1, 2, 3]))
+    const small = clientValue("r1", TEST_INCARNATION, 1, new Uint8Array([1, 2, 3]))
     const round: RoundMsg = { _tag: "Round", instance: 1, round: 1, values: [small], locked: [], decided: [] }
     const decoded = decodeWire("g", encodeWire("g", "r1", round, 0))
     const inMessage = decoded._tag === "Ok" && decoded.msg._tag === "Round" ? decoded.msg.values[0]! : undefined
@@ -64,7 +79,7 @@ describe("POPUC wire", () => {
       expect(own).toEqual(small)
       expect(own.payload.buffer.byteLength).toBe(3)
     }
-    const heartbeat = heartbeatValue("r2", 1)
+    const heartbeat = heartbeatValue("r2", TEST_INCARNATION, 1)
     expect(ownPayload(heartbeat)).toBe(heartbeat)
   })
 })

@@ -27,22 +27,34 @@ const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
 
 export const valueToWire = (v: Value): PopucValue => ({
   proposer: v.proposer,
+  incarnation: v.incarnation,
   seq: v.seq,
   kind: kindToWire[v.kind],
   payload: toBuffer(v.payload),
   members: [...v.members]
 })
 
+/** At most this many characters; a real one has 16 (types.ts). */
+const MAX_INCARNATION_LENGTH = 64
+
+/** A well-formed value identity: a known kind, a proposer and an incarnation, a seq >= 0. */
+const validRef = (r: { readonly proposer: string; readonly incarnation: string; readonly seq: number }): boolean =>
+  r.proposer !== "" &&
+  r.incarnation !== "" &&
+  r.incarnation.length <= MAX_INCARNATION_LENGTH &&
+  Number.isSafeInteger(r.seq) &&
+  r.seq >= 0
+
 /**
- * The value a decoded message carries; undefined when it is not well formed (unknown kind, empty proposer,
- * negative seq). Its payload is the decoder's buffer, which may be a slice of a pool shared with other
+ * The value a decoded message carries; undefined when it is not well formed (unknown kind, empty proposer or
+ * incarnation, negative seq). Its payload is the decoder's buffer, which may be a slice of a pool shared with other
  * payloads: fine inside the engine, but it must be copied before it crosses a thread (see `ownPayload`).
  */
 const valueInMessage = (v: PopucValue): Value | undefined => {
   const kind = kindFromWire(v.kind)
-  if (kind === undefined || v.proposer === "" || !Number.isSafeInteger(v.seq) || v.seq < 0) return undefined
+  if (kind === undefined || !validRef(v)) return undefined
   const payload = v.payload.byteLength === 0 ? EMPTY_PAYLOAD : v.payload
-  return { proposer: v.proposer, seq: v.seq, kind, payload, members: v.members }
+  return { proposer: v.proposer, incarnation: v.incarnation, seq: v.seq, kind, payload, members: v.members }
 }
 
 /**
@@ -73,7 +85,12 @@ export const encodeWire = (group: string, from: ProcessId, msg: WireMsg, sentAtU
               round: msg.round,
               values: msg.values.map(valueToWire),
               locked: [...msg.locked],
-              decided: msg.decided.map((r) => ({ proposer: r.proposer, seq: r.seq, kind: kindToWire[r.kind] }))
+              decided: msg.decided.map((r) => ({
+                proposer: r.proposer,
+                incarnation: r.incarnation,
+                seq: r.seq,
+                kind: kindToWire[r.kind]
+              }))
             }
           }
         : { $case: "syncStart", value: { request: msg._tag === "StartRequest" } }
@@ -119,10 +136,8 @@ export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
   const decided: Array<ValueRef> = []
   for (const r of round.decided) {
     const kind = kindFromWire(r.kind)
-    if (kind === undefined || r.proposer === "" || !Number.isSafeInteger(r.seq) || r.seq < 0) {
-      return invalid(`bad decided reference from "${r.proposer}"`)
-    }
-    decided.push({ proposer: r.proposer, seq: r.seq, kind })
+    if (kind === undefined || !validRef(r)) return invalid(`bad decided reference from "${r.proposer}"`)
+    decided.push({ proposer: r.proposer, incarnation: r.incarnation, seq: r.seq, kind })
   }
   return {
     _tag: "Ok",

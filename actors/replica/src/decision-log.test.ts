@@ -4,6 +4,7 @@ import { DecisionLog } from "./decision-log.js"
 
 const v = (seq: number, payload = new Uint8Array()) => ({
   proposer: "r1",
+  incarnation: "00000000000000a1",
   seq,
   kind: "client" as const,
   payload,

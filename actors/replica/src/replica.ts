@@ -20,6 +20,8 @@ import {
   type JoinSnapshot,
   markDelivered,
   type NicEngine,
+  newIncarnation,
+  type ProposalRef,
   type RoundClose,
   roundPeriodMs,
   startEngine,
@@ -137,6 +139,8 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const maxKeyBytes = options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES
     const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
 
+    /** This process start: what this replica proposes is its own only when it carries this incarnation. */
+    const incarnation = newIncarnation()
     const kv = emptyKvState()
     let appliedInstance = 0
     let members = [...options.members]
@@ -144,8 +148,20 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     /** Client calls waiting for their command to be applied: the result, or an error when it can never be. */
     const waiting = new Map<number, (outcome: Applied | HandlerError) => void>()
     let barrier: BarrierState<ReadWaiter> = emptyBarrierState()
-    /** Reconfigure calls waiting for their membership value to be applied, in proposal order. */
-    const membershipWaiters: Array<(instance: number) => void> = []
+    /** Reconfigure calls waiting for their membership value (`membershipKey`) to be applied. */
+    const membershipWaiters = new Map<string, (instance: number) => void>()
+    /** This process's membership values applied before their caller waited for them (a narrow race). */
+    const membershipApplied = new Map<string, number>()
+    const membershipKey = (ref: ProposalRef) => `${ref.engine}/${ref.seq}`
+    /**
+     * Serving clients: once the group is started, or joined and applied up to the instance it joined at.
+     * Until then every KV call is answered UNAVAILABLE (its previous process's state is gone; the caller
+     * retries elsewhere or later), and `runReplica` does not return (no "ready" line).
+     */
+    let serving = false
+    /** The join the replica waits to be caught up to before it serves, and the self-quits seen when it was sent. */
+    let pendingJoin: { readonly instance: number; readonly crashes: number } | undefined
+    let onServing: (() => void) | undefined
 
     /** Catch-up (decision log, delivered index, snapshots) serves single-engine groups only (see engine.ts). */
     const singleEngine = (options.engines ?? 1) === 1
@@ -191,9 +207,16 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       }
       for (const value of batch.values) {
         if (singleEngine) delivered = markDelivered(delivered, value)
+        const own = value.proposer === options.id && value.incarnation === incarnation
         if (value.kind === "membership") {
           members = [...value.members]
-          if (value.proposer === options.id) membershipWaiters.shift()?.(batch.instance)
+          if (own) {
+            const key = membershipKey({ engine: batch.engine, seq: value.seq })
+            const waiter = membershipWaiters.get(key)
+            membershipWaiters.delete(key)
+            if (waiter === undefined) membershipApplied.set(key, batch.instance)
+            else waiter(batch.instance)
+          }
           continue
         }
         if (value.kind !== "client") continue
@@ -206,15 +229,14 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
           continue
         }
         chainValue(kv, value.payload, sha256Chain)
-        const own = value.proposer === options.id
         for (const command of commands) {
           const result = applyCommand(kv, command)
           if (!own) continue
           if (result._tag === "ReadBarrier") {
-            const step = onBarrierApplied(barrier)
+            const step = onBarrierApplied(barrier, command.request)
             barrier = step.state
             for (const answer of step.answer) answer(batch.instance, span)
-            if (step.propose) proposeBarrier()
+            if (step.propose !== undefined) proposeBarrier(step.propose)
             continue
           }
           const waiter = waiting.get(command.request)
@@ -222,7 +244,22 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
           waiter?.({ result, instance: batch.instance, span })
         }
       }
+      if (!serving) checkServing()
     }
+
+    /** Serves once the join sent last is caught up to (and the engine did not self-quit since). */
+    function checkServing() {
+      if (serving || pendingJoin === undefined) return
+      if (appliedInstance < pendingJoin.instance - 1 || engineCrashes !== pendingJoin.crashes) return
+      startServing()
+    }
+    function startServing() {
+      serving = true
+      pendingJoin = undefined
+      onServing?.()
+    }
+    const notServing = () =>
+      unavailable(`replica ${options.id} is joining group ${options.group}: not serving yet, try again or elsewhere`)
 
     /** Set once the engine is up; the gRPC server binds first so a port clash fails before the group forms. */
     let engine: NicEngine | undefined
@@ -260,6 +297,10 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
      * replica's answer), or the reason it never will be. Returns the command's request id.
      */
     const enqueue = (op: KvCommand["op"], onOutcome: (outcome: Applied | HandlerError) => void): number => {
+      if (!serving) {
+        onOutcome(notServing())
+        return 0
+      }
       const request = nextRequest++
       waiting.set(request, onOutcome)
       if (outgoing.length === 0) setImmediate(proposeOutgoing)
@@ -282,11 +323,10 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     const propose = (payload: Uint8Array, onRejected: (reason: string) => void) =>
       engine === undefined ? onRejected("engine not started yet") : engine.propose(payload, onRejected)
 
-    const barrierPayload = KvBatch.encode({
-      commands: [{ request: 0, op: { $case: "readBarrier", value: {} } }]
-    }).finish()
-    function proposeBarrier() {
-      propose(barrierPayload, (reason) => {
+    /** A barrier's request id is its id (read-barrier.ts): only the one in flight answers reads. */
+    function proposeBarrier(id: number) {
+      const payload = KvBatch.encode({ commands: [{ request: id, op: { $case: "readBarrier", value: {} } }] }).finish()
+      propose(payload, (reason) => {
         const failed = onBarrierFailed(barrier)
         barrier = failed.state
         log(`read barrier not proposed: ${reason}`)
@@ -296,11 +336,12 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
 
     /** Calls `onPoint` once a barrier proposed after this call is applied: the state then reflects every earlier write. */
     const awaitReadPoint = (onPoint: (point: ReadPoint | HandlerError) => void) => {
+      if (!serving) return onPoint(notServing())
       const step = onRead(barrier, (instance, span) =>
         onPoint(instance < 0 ? unavailable("read barrier could not be proposed") : { instance, span })
       )
       barrier = step.state
-      if (step.propose) proposeBarrier()
+      if (step.propose !== undefined) proposeBarrier(step.propose)
     }
     const readPoint = Effect.async<ReadPoint, HandlerError>((resume) =>
       awaitReadPoint((point) => resume(point instanceof HandlerError ? Effect.fail(point) : Effect.succeed(point)))
@@ -474,6 +515,16 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       compareAndSet: shortcutWrite(compareAndSetOp)
     })
 
+    /** The instance whose decision applied this replica's membership value `key`. */
+    const awaitMembership = (key: string) =>
+      Effect.async<number>((resume) => {
+        const applied = membershipApplied.get(key)
+        membershipApplied.delete(key)
+        if (applied !== undefined) return resume(Effect.succeed(applied))
+        membershipWaiters.set(key, (instance) => resume(Effect.succeed(instance)))
+        return Effect.sync(() => membershipWaiters.delete(key))
+      })
+
     const service = grpcService(KVService, {
       get,
       set,
@@ -489,12 +540,14 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
               reason: "need an odd number (2t+1) of distinct, non-empty replica ids"
             })
           }
+          if (!serving) return yield* notServing()
           const running = yield* engineOrFail.pipe(Effect.mapError((e) => unavailable(e.reason)))
-          const decided = Effect.async<number>((resume) => {
-            membershipWaiters.push((instance) => resume(Effect.succeed(instance)))
-          })
-          yield* running.proposeMembership(request.members).pipe(Effect.mapError((e) => unavailable(e.reason)))
-          return ReconfigureResponse.fromPartial({ decidedInstance: yield* decided })
+          const refs = yield* running
+            .proposeMembership(request.members)
+            .pipe(Effect.mapError((e) => unavailable(e.reason)))
+          // Every engine's membership value, matched by its identity (this incarnation, engine, seq).
+          const instances = yield* Effect.forEach(refs, (ref) => awaitMembership(membershipKey(ref)))
+          return ReconfigureResponse.fromPartial({ decidedInstance: Math.max(...instances) })
         })
     })
 
@@ -512,6 +565,7 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         cluster: config.cluster,
         group: options.group,
         self: options.id,
+        incarnation,
         members: options.members,
         ...(options.engines === undefined ? {} : { engines: options.engines }),
         ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
@@ -531,6 +585,11 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         },
         onRejoined: (engineIndex, instance) => {
           engineRejoins++
+          // Caught up as a learner: every instance before `instance` is delivered, so it serves once applied.
+          if (!serving) {
+            pendingJoin = { instance, crashes: engineCrashes }
+            checkServing()
+          }
           runFork(
             Effect.logInfo(`engine ${engineIndex} caught up as a learner and takes part again at instance ${instance}`)
           )
@@ -742,21 +801,31 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
             restoreFrom(peer, reply),
             Effect.fail("restored from a snapshot; catching up on the decisions after it")
           )
-        : running
-            .join({
-              startNow,
-              startInstance: reply.joinInstance,
-              decisions: reply.decisions.map((d) => ({
-                instance: d.instance,
-                values: d.values.flatMap((v) => {
-                  const value = valueFromWire(v)
-                  return value === undefined ? [] : [value]
-                })
-              })),
-              schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) },
-              ...(restored === undefined ? {} : { snapshot: restored })
-            })
-            .pipe(Effect.tap(() => Effect.sync(() => (restored = undefined))))
+        : Effect.sync(() => {
+            pendingJoin = { instance: reply.joinInstance, crashes: engineCrashes }
+          }).pipe(
+            Effect.zipRight(
+              running.join({
+                startNow,
+                startInstance: reply.joinInstance,
+                decisions: reply.decisions.map((d) => ({
+                  instance: d.instance,
+                  values: d.values.flatMap((v) => {
+                    const value = valueFromWire(v)
+                    return value === undefined ? [] : [value]
+                  })
+                })),
+                schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) },
+                ...(restored === undefined ? {} : { snapshot: restored })
+              })
+            ),
+            Effect.tap(() =>
+              Effect.sync(() => {
+                restored = undefined
+                checkServing()
+              })
+            )
+          )
 
     /** Fetches what was missed from the most advanced peer and joins where it is. */
     const rejoinOnce = Effect.gen(function* () {
@@ -779,7 +848,10 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
         // The engine usually catches up by itself as a learner within an instance or two (core/learner.ts):
         // give it that long before fetching a state transfer from a peer.
         const periodMs = roundPeriodMs(running.roundTimer)
-        const learned = yield* Effect.sync(() => engineRejoins >= engineCrashes && !needsRejoin).pipe(
+        // Not after a snapshot restore: the engine must then join past the snapshot, whatever it learns.
+        const learned = yield* Effect.sync(
+          () => restored === undefined && engineRejoins >= engineCrashes && !needsRejoin
+        ).pipe(
           Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("10 millis") }),
           Effect.timeout(`${Math.max(100, 8 * periodMs)} millis`),
           Effect.option
@@ -825,8 +897,10 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
     if (initial === undefined && asked.answered < peerCount) {
       yield* Effect.logWarning(`starting group ${options.group} with ${asked.answered} of ${peerCount} peers answering`)
     }
-    if (initial === undefined) yield* running.syncStart
-    else if (initial.reply.hasSnapshot) {
+    if (initial === undefined) {
+      yield* running.syncStart
+      startServing()
+    } else if (initial.reply.hasSnapshot) {
       // Far behind a running group: restore its state, then join like a replica that self-quit.
       yield* restoreFrom(initial.peer, initial.reply)
       needsRejoin = true
@@ -835,6 +909,12 @@ export const runReplica = (options: ReplicaOptions): Effect.Effect<ReplicaHandle
       yield* Effect.logInfo(`joined running group ${options.group} at instance ${initial.reply.joinInstance}`)
     }
     if (needsRejoin && !rejoining) startRejoin()
+    // "Ready" means ready: joined, and caught up to the instance it joined at.
+    yield* Effect.async<void>((resume) => {
+      if (serving) return resume(Effect.void)
+      onServing = () => resume(Effect.void)
+    })
+    yield* Effect.logInfo(`serving: applied up to instance ${appliedInstance} of group ${options.group}`)
 
     return { grpcAddress: server.address, engine: running, state: stateResponse }
   })

@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest"
 import { applyCommand, chainValue, emptyKvState, type HashChain } from "./kv-state.js"
 import { deliveredFromWire, deliveredToWire, freezeSnapshot, installSnapshot } from "./snapshot.js"
 
+/** Every process of these tests is in its first (and only) incarnation. */
+const TEST_INCARNATION = "0000000000000001"
+
 const toyHash: HashChain = (previous, bytes) => `${previous.length}:${bytes.length}:${previous.slice(-8)}`
 
 const stateWith = (keys: number, valueBytes: number) => {
@@ -22,7 +25,7 @@ const stateWith = (keys: number, valueBytes: number) => {
 describe("state snapshots", () => {
   it("a frozen snapshot, moved in chunks, installs to the same state", () => {
     const kv = stateWith(1_000, 300)
-    const index = markDelivered(emptyDeliveredIndex, clientValue("r1", 0, new Uint8Array()))
+    const index = markDelivered(emptyDeliveredIndex, clientValue("r1", TEST_INCARNATION, 0, new Uint8Array()))
     const frozen = freezeSnapshot(7, kv, 42, index, 16 * 1024)
     expect(frozen.chunks.length).toBeGreaterThan(10)
     for (const chunk of frozen.chunks) {
@@ -52,8 +55,13 @@ describe("state snapshots", () => {
 
   it("the delivered index survives the wire", () => {
     let index = emptyDeliveredIndex
-    for (const seq of [0, 1, 2, 5, 7]) index = markDelivered(index, clientValue("r2", seq, new Uint8Array()))
+    for (const seq of [0, 1, 2, 5, 7]) {
+      index = markDelivered(index, clientValue("r2", TEST_INCARNATION, seq, new Uint8Array()))
+    }
+    // A restarted r2 (a new incarnation) has a window of its own.
+    index = markDelivered(index, clientValue("r2", "00000000000000b2", 0, new Uint8Array()))
     const back = deliveredFromWire(deliveredToWire(index))
-    expect(back.get("r2")).toEqual({ floor: 3, above: new Set([5, 7]) })
+    expect(back.get("r2")?.get(TEST_INCARNATION)).toEqual({ floor: 3, above: new Set([5, 7]) })
+    expect(back.get("r2")?.get("00000000000000b2")).toEqual({ floor: 1, above: new Set() })
   })
 })

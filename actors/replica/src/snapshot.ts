@@ -4,7 +4,7 @@
  * broadcast's delivered index at the same point, and serves the entries in chunks bounded in bytes (a NATS
  * message has a size limit; a state does not). Pure: plain data in and out.
  */
-import type { DeliveredIndex } from "@reef/nic"
+import { type DeliveredIndex, deliveredIndexOf, deliveredWindows } from "@reef/nic"
 import type { DeliveredWatermark, KvEntry } from "@reef/proto"
 import type { KvRecord, KvStateData } from "./kv-state.js"
 
@@ -74,7 +74,18 @@ export const installSnapshot = (
 }
 
 export const deliveredToWire = (index: DeliveredIndex): Array<DeliveredWatermark> =>
-  [...index].map(([proposer, w]) => ({ proposer, floor: w.floor, above: [...w.above].sort((a, b) => a - b) }))
+  deliveredWindows(index).map(({ proposer, incarnation, window }) => ({
+    proposer,
+    incarnation,
+    floor: window.floor,
+    above: [...window.above].sort((a, b) => a - b)
+  }))
 
 export const deliveredFromWire = (watermarks: ReadonlyArray<DeliveredWatermark>): DeliveredIndex =>
-  new Map(watermarks.map((w) => [w.proposer, { floor: w.floor, above: new Set(w.above) }]))
+  deliveredIndexOf(
+    watermarks.map((w) => ({
+      proposer: w.proposer,
+      incarnation: w.incarnation,
+      window: { floor: w.floor, above: new Set(w.above) }
+    }))
+  )

@@ -1,10 +1,11 @@
 /**
- * How `reef` starts more of itself (`reef up` launching `reef run ...` children): from source through tsx
- * when this module is TypeScript (pnpm reef, tests), from the compiled dist otherwise.
+ * How `reef` starts more of itself (`reef up` launching `reef run ...` children): from the compiled dist, or
+ * from source through tsx when this module is TypeScript (pnpm reef, tests) and the build is stale.
  */
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { distIsFresh } from "./fresh-dist.js"
 
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith(".ts")
@@ -20,9 +21,19 @@ export const repoRoot: string = join(dirname(here), "..", "..", "..")
  */
 export const REEF_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=2"]
 
+/**
+ * Whether children run from TypeScript: only when this process does and the build is stale (fresh-dist.ts),
+ * or when `REEF_CHILDREN_FROM_SOURCE=1` asks for it. Decided once per process.
+ */
+let childrenFromSource: boolean | undefined
+const runChildrenFromSource = (): boolean => {
+  childrenFromSource ??= fromSource && (process.env.REEF_CHILDREN_FROM_SOURCE === "1" || !distIsFresh(repoRoot))
+  return childrenFromSource
+}
+
 /** argv (after the node binary) that runs `reef` with `args`. */
 export const reefArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
-  fromSource
+  runChildrenFromSource()
     ? [
         ...REEF_NODE_FLAGS,
         "--conditions=@reef/source",

@@ -3,7 +3,15 @@
  * (ckcucmi), sync-start (Alg. 3), total-order broadcast (Alg. 4) and the round timer (§6.2). No clock, no
  * I/O, no randomness: a shell feeds inputs and carries out the outputs.
  */
-export { type DeliveredIndex, emptyDeliveredIndex, isDelivered, markDelivered } from "./delivered-index.js"
+export {
+  type DeliveredIndex,
+  type DeliveredWindow,
+  deliveredIndexOf,
+  deliveredWindows,
+  emptyDeliveredIndex,
+  isDelivered,
+  markDelivered
+} from "./delivered-index.js"
 export { afterDelivery, hearRound1, LEARN_AHEAD, type LearnerState, relayedDecision, startLearning } from "./learner.js"
 export {
   DEFAULT_MEMBERSHIP_DELAY,
@@ -83,7 +91,7 @@ export {
   type TobStep,
   type WireMsg
 } from "./tob.js"
-export type { ProcessId, RoundMsg, Step, Value, ValueKind, ValueRef } from "./types.js"
+export type { Incarnation, ProcessId, RoundMsg, Step, Value, ValueKind, ValueRef } from "./types.js"
 export {
   clientValue,
   compareIds,

@@ -17,9 +17,14 @@ import { makeRoundTimerConfig, roundPeriodMs } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Value } from "./types.js"
 import { clientValue, valueKey } from "./value.js"
 
+/** Every process of these tests is in its first (and only) incarnation. */
+const TEST_INCARNATION = "0000000000000001"
+/** A value as `proposer#seq`: every value of these tests has the same incarnation. */
+const shortKey = (v: { readonly proposer: string; readonly seq: number }) => `${v.proposer}#${v.seq}`
+
 const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
 const ids = (n: number): ReadonlyArray<ProcessId> => [...Array(n).keys()].map((i) => `p${i}`)
-const proposalOf = (p: ProcessId): Value => clientValue(p, 0, new Uint8Array([p.charCodeAt(1)]))
+const proposalOf = (p: ProcessId): Value => clientValue(p, TEST_INCARNATION, 0, new Uint8Array([p.charCodeAt(1)]))
 
 const create = (self: ProcessId, members: ReadonlyArray<ProcessId>): InstanceState =>
   createInstance({ instance: 1, self, members, proposal: [proposalOf(self)], roundTimer: timer })
@@ -97,11 +102,11 @@ describe("POPUC instance (Alg. 2)", () => {
       expect(run.decision(p)).toBeUndefined()
     }
     run.round()
-    const all = run.members.map((p) => valueKey(proposalOf(p)))
+    const all = run.members.map((p) => shortKey(proposalOf(p)))
     for (const p of run.members) {
       // "after two rounds, output an ordered array of all proposed values as the consensus decision"
       expect(run.decision(p)?.round).toBe(2)
-      expect(run.decision(p)?.values.map(valueKey)).toEqual(all)
+      expect(run.decision(p)?.values.map(shortKey)).toEqual(all)
     }
   })
 
@@ -113,7 +118,7 @@ describe("POPUC instance (Alg. 2)", () => {
     const merged = stepInstance(started.state, { _tag: "Receive", from: "p1", msg: msg(1, [proposalOf("p1")]) })
     const round2 = stepInstance(merged.state, { _tag: "RoundTimeout", round: 1 })
     const next = round2.out.find((o) => o._tag === "Send")
-    expect(next?._tag === "Send" && next.msg.values.map(valueKey).sort()).toEqual(["p0#0", "p1#0"])
+    expect(next?._tag === "Send" && next.msg.values.map(shortKey).sort()).toEqual(["p0#0", "p1#0"])
   })
 
   it("The timer calls timeout every time interval of duration ΔI + ΔW + ΔD", () => {
@@ -227,7 +232,7 @@ describe("POPUC instance (Alg. 2)", () => {
     run.stopped.add("p2")
     run.round().round()
     expect(run.decision("p0")?.round).toBe(2)
-    expect(run.decision("p1")?.values.map(valueKey)).toEqual(["p0#0", "p1#0"])
+    expect(run.decision("p1")?.values.map(shortKey)).toEqual(["p0#0", "p1#0"])
   })
 
   it("in the worst-case f=t with a different process failing at every round, processes in Q still decide in t+1 rounds", () => {
@@ -245,7 +250,7 @@ describe("POPUC instance (Alg. 2)", () => {
     const decisions = ["p0", "p1", "p2"].map((p) => run.decision(p))
     for (const d of decisions) expect(d?.round).toBeLessThanOrEqual(3)
     // Uniform agreement: p4's value reached p2 through p3, and every correct process decides it.
-    expect(new Set(decisions.map((d) => d?.values.map(valueKey).join()))).toEqual(new Set(["p0#0,p1#0,p2#0,p3#0,p4#0"]))
+    expect(new Set(decisions.map((d) => d?.values.map(shortKey).join()))).toEqual(new Set(["p0#0,p1#0,p2#0,p3#0,p4#0"]))
   })
 
   it("A timer armed for an earlier round is ignored after a catch-up", () => {

@@ -11,16 +11,25 @@ import {
 } from "./popuc-multi.js"
 import { makeRoundTimerConfig } from "./round-timer.js"
 import type { ProcessId, RoundMsg, Value } from "./types.js"
-import { clientValue, heartbeatValue, membershipValue, valueKey } from "./value.js"
+import { clientValue, heartbeatValue, membershipValue, valueKey, valueRef } from "./value.js"
+
+/** Every process of these tests is in its first (and only) incarnation. */
+const TEST_INCARNATION = "0000000000000001"
 
 const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
 const ids = (n: number): ReadonlyArray<ProcessId> => [...Array(n).keys()].map((i) => `p${i}`)
 const beat =
   (self: ProcessId): ProposalSource =>
-  (instance) => [heartbeatValue(self, instance)]
+  (instance) => [heartbeatValue(self, TEST_INCARNATION, instance)]
 
 const multi = (self: ProcessId, schedule: MembershipSchedule, startInstance = 1): MultiState =>
-  createMulti({ self, roundTimer: timer, startInstance, schedule, proposal: [heartbeatValue(self, startInstance)] })
+  createMulti({
+    self,
+    roundTimer: timer,
+    startInstance,
+    schedule,
+    proposal: [heartbeatValue(self, TEST_INCARNATION, startInstance)]
+  })
 
 const msg = (
   instance: number,
@@ -112,19 +121,27 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     // p0 is in round 2 of instance 1 and has everyone's round-2 message; p1's timer fired first.
     let s = new Lockstep(ids(3)).start().round().states.get("p0")!
     for (const q of ["p1", "p2"])
-      s = stepMulti(s, { _tag: "Receive", from: q, msg: msg(1, 2, [heartbeatValue(q, 1)], [q]) }, beat("p0")).state
-    const next = msg(2, 1, [heartbeatValue("p1", 2)])
+      s = stepMulti(
+        s,
+        { _tag: "Receive", from: q, msg: msg(1, 2, [heartbeatValue(q, TEST_INCARNATION, 1)], [q]) },
+        beat("p0")
+      ).state
+    const next = msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)])
     const caught = stepMulti(s, { _tag: "Receive", from: "p1", msg: next }, beat("p0"))
     expect(tagged(caught.out, "Decide")).toEqual([expect.objectContaining({ instance: 1, round: 2 })])
     expect(tagged(caught.out, "Started")).toEqual([{ _tag: "Started", instance: 2, members: ["p0", "p1", "p2"] }])
-    expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", 2)))).toBe(true)
+    expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", TEST_INCARNATION, 2)))).toBe(true)
     // A catch-up shortens the next round (§6.2).
     expect(tagged(caught.out, "SetTimer")[0]?.afterMs).toBeCloseTo(3.0)
   })
 
   it("a round-1 message of the next instance does not cut a round short when closing it would not decide: it waits, stashed", () => {
     const s = stepMulti(multi("p0", initialSchedule(ids(3))), { _tag: "Start" }, beat("p0")).state
-    const early = stepMulti(s, { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", 2)]) }, beat("p0"))
+    const early = stepMulti(
+      s,
+      { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)]) },
+      beat("p0")
+    )
     expect(early.out).toEqual([])
     expect(early.state.current.round).toBe(1)
     expect(early.state.stash).toHaveLength(1)
@@ -136,12 +153,20 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
   it("stashed next-instance messages are merged once the next instance starts", () => {
     let s = stepMulti(multi("p0", initialSchedule(ids(5))), { _tag: "Start" }, beat("p0")).state
     for (const q of ["p1", "p2", "p3", "p4"]) {
-      s = stepMulti(s, { _tag: "Receive", from: q, msg: msg(1, 1, [heartbeatValue(q, 1)]) }, beat("p0")).state
+      s = stepMulti(
+        s,
+        { _tag: "Receive", from: q, msg: msg(1, 1, [heartbeatValue(q, TEST_INCARNATION, 1)]) },
+        beat("p0")
+      ).state
     }
     s = stepMulti(s, { _tag: "RoundTimeout", instance: 1, round: 1 }, beat("p0")).state
     // p1 is already in instance 2; the other round-2 messages are still in flight, so p0 cannot decide yet.
     s = stepMulti(s, { _tag: "Receive", from: "p1", msg: msg(1, 2, [], ["p1"]) }, beat("p0")).state
-    s = stepMulti(s, { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", 2)]) }, beat("p0")).state
+    s = stepMulti(
+      s,
+      { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)]) },
+      beat("p0")
+    ).state
     expect(s.current.instance).toBe(1)
     for (const q of ["p2", "p3"])
       s = stepMulti(s, { _tag: "Receive", from: q, msg: msg(1, 2, [], [q]) }, beat("p0")).state
@@ -149,26 +174,30 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     expect(tagged(decided.out, "Decide")).toHaveLength(1)
     expect(decided.state.current.instance).toBe(2)
     expect(decided.state.current.roundLiveset.has("p1")).toBe(true)
-    expect(decided.state.current.values.has(valueKey(heartbeatValue("p1", 2)))).toBe(true)
+    expect(decided.state.current.values.has(valueKey(heartbeatValue("p1", TEST_INCARNATION, 2)))).toBe(true)
   })
 
   it("decision relay: a replica one round behind decides the set its peer decided when it holds all its values", () => {
     // N = 5: p0 locked in round 1, but in round 2 it has heard only one more lock: closing now cannot decide.
     let s = stepMulti(multi("p0", initialSchedule(ids(5))), { _tag: "Start" }, beat("p0")).state
     for (const q of ["p1", "p2", "p3", "p4"]) {
-      s = stepMulti(s, { _tag: "Receive", from: q, msg: msg(1, 1, [heartbeatValue(q, 1)]) }, beat("p0")).state
+      s = stepMulti(
+        s,
+        { _tag: "Receive", from: q, msg: msg(1, 1, [heartbeatValue(q, TEST_INCARNATION, 1)]) },
+        beat("p0")
+      ).state
     }
     s = stepMulti(s, { _tag: "RoundTimeout", instance: 1, round: 1 }, beat("p0")).state
     s = stepMulti(s, { _tag: "Receive", from: "p1", msg: msg(1, 2, [], ["p1"]) }, beat("p0")).state
-    const decision = ids(5).map((p) => heartbeatValue(p, 1))
-    const refs = decision.map(({ proposer, seq, kind }) => ({ proposer, seq, kind }))
+    const decision = ids(5).map((p) => heartbeatValue(p, TEST_INCARNATION, 1))
+    const refs = decision.map(valueRef)
     const relayed = stepMulti(s, { _tag: "Receive", from: "p2", msg: { ...msg(2, 1, []), decided: refs } }, beat("p0"))
     expect(tagged(relayed.out, "Decide")).toEqual([
       { _tag: "Decide", instance: 1, round: 2, values: decision, suspects: [] }
     ])
     expect(relayed.state.current.instance).toBe(2)
     // Without every value of the decision, nothing is decided: the relay never guesses.
-    const unknown = [...refs, { proposer: "p9", seq: 1, kind: "client" as const }]
+    const unknown = [...refs, { proposer: "p9", incarnation: TEST_INCARNATION, seq: 1, kind: "client" as const }]
     const waits = stepMulti(s, { _tag: "Receive", from: "p2", msg: { ...msg(2, 1, []), decided: unknown } }, beat("p0"))
     expect(waits.out).toEqual([])
   })
@@ -178,7 +207,9 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     const sends = tagged(run.outputs.get("p0")!, "Send")
     expect(sends[0]?.msg).toMatchObject({ instance: 1, round: 1, decided: [] })
     const firstOfTwo = sends.find((o) => o.msg.instance === 2 && o.msg.round === 1)
-    expect(firstOfTwo?.msg.decided).toEqual(ids(3).map((p) => ({ proposer: p, seq: 1, kind: "heartbeat" })))
+    expect(firstOfTwo?.msg.decided).toEqual(
+      ids(3).map((p) => ({ proposer: p, incarnation: TEST_INCARNATION, seq: 1, kind: "heartbeat" }))
+    )
     expect(sends.find((o) => o.msg.instance === 1 && o.msg.round === 2)?.msg.decided).toEqual([])
   })
 
@@ -190,14 +221,14 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     expect(wrong.out).toEqual([])
     const joined = stepMulti(
       joiner,
-      { _tag: "Receive", from: "p0", msg: msg(7, 1, [heartbeatValue("p0", 7)]) },
+      { _tag: "Receive", from: "p0", msg: msg(7, 1, [heartbeatValue("p0", TEST_INCARNATION, 7)]) },
       beat("p2")
     )
     expect(tagged(joined.out, "Started")).toEqual([{ _tag: "Started", instance: 7, members: ["p0", "p1", "p2"] }])
     expect(tagged(joined.out, "Send")[0]?.msg).toMatchObject({
       instance: 7,
       round: 1,
-      values: [heartbeatValue("p2", 7)]
+      values: [heartbeatValue("p2", TEST_INCARNATION, 7)]
     })
     // Missed the start of its instance entirely: the group is two instances ahead, so it must rejoin again.
     const missed = stepMulti(joiner, { _tag: "Receive", from: "p0", msg: msg(9, 1, []) }, beat("p2"))
@@ -206,7 +237,7 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
 
   it("a membership change decided in instance k takes effect at k+2 at every process; a removed process leaves", () => {
     const members = ids(3)
-    const change = membershipValue("p0", 0, ["p0", "p1", "p3"])
+    const change = membershipValue("p0", TEST_INCARNATION, 0, ["p0", "p1", "p3"])
     let proposed = false
     const run = new Lockstep(members, initialSchedule(members), (self) => (instance, decided) => {
       if (self === "p0" && !proposed && instance === 2) {
@@ -227,7 +258,11 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
 
   it("messages from processes that are not members of the instance are ignored", () => {
     const s = stepMulti(multi("p0", initialSchedule(ids(3))), { _tag: "Start" }, beat("p0")).state
-    const r = stepMulti(s, { _tag: "Receive", from: "p9", msg: msg(1, 1, [heartbeatValue("p9", 1)]) }, beat("p0"))
+    const r = stepMulti(
+      s,
+      { _tag: "Receive", from: "p9", msg: msg(1, 1, [heartbeatValue("p9", TEST_INCARNATION, 1)]) },
+      beat("p0")
+    )
     expect(r.state.current.values.size).toBe(1)
     expect(stepMulti(s, { _tag: "Receive", from: "p9", msg: msg(2, 1, []) }, beat("p0")).state.stash).toEqual([])
   })
@@ -255,12 +290,16 @@ describe("host-turnaround gap between instances", () => {
       roundTimer: gapTimer,
       startInstance: 1,
       schedule: initialSchedule(ids(3)),
-      proposal: [heartbeatValue("p0", 1)]
+      proposal: [heartbeatValue("p0", TEST_INCARNATION, 1)]
     })
     s = stepMulti(s, { _tag: "Start" }, propose).state
     for (const round of [1, 2]) {
       for (const q of ["p1", "p2"]) {
-        const values = [heartbeatValue("p0", 1), heartbeatValue("p1", 1), heartbeatValue("p2", 1)]
+        const values = [
+          heartbeatValue("p0", TEST_INCARNATION, 1),
+          heartbeatValue("p1", TEST_INCARNATION, 1),
+          heartbeatValue("p2", TEST_INCARNATION, 1)
+        ]
         s = stepMulti(
           s,
           { _tag: "Receive", from: q, msg: msg(1, round, values, round === 2 ? [q] : []) },
@@ -276,14 +315,15 @@ describe("host-turnaround gap between instances", () => {
 
   it("a decision waits out the gap (a round-0 timer) before opening the next instance, and proposes what arrived meanwhile", () => {
     let pending: ReadonlyArray<Value> = []
-    const propose: ProposalSource = (instance) => (pending.length > 0 ? pending : [heartbeatValue("p0", instance)])
+    const propose: ProposalSource = (instance) =>
+      pending.length > 0 ? pending : [heartbeatValue("p0", TEST_INCARNATION, instance)]
     const decided = decidedFirst(propose)
     expect(tagged(decided.out, "Decide")).toHaveLength(1)
     expect(tagged(decided.out, "Send")).toEqual([])
     expect(tagged(decided.out, "SetTimer")).toEqual([{ _tag: "SetTimer", instance: 2, round: 0, afterMs: 0.5 }])
     expect(decided.state.opening?.instance).toBe(2)
     // A client request reaches the host during the gap; the next instance proposes it.
-    pending = [heartbeatValue("p0", 99)]
+    pending = [heartbeatValue("p0", TEST_INCARNATION, 99)]
     const opened = stepMulti(decided.state, { _tag: "RoundTimeout", instance: 2, round: 0 }, propose)
     expect(tagged(opened.out, "Started")).toEqual([{ _tag: "Started", instance: 2, members: ["p0", "p1", "p2"] }])
     const [send] = tagged(opened.out, "Send")
@@ -295,11 +335,11 @@ describe("host-turnaround gap between instances", () => {
 
   it("a peer's round-1 message during the gap opens the next instance at once (catch-up) and is merged", () => {
     const decided = decidedFirst(beat("p0"))
-    const early = msg(2, 1, [heartbeatValue("p1", 2)])
+    const early = msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)])
     const caught = stepMulti(decided.state, { _tag: "Receive", from: "p1", msg: early }, beat("p0"))
     expect(tagged(caught.out, "Started").map((s) => s.instance)).toEqual([2])
     expect(caught.state.opening).toBeUndefined()
-    expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", 2)))).toBe(true)
+    expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", TEST_INCARNATION, 2)))).toBe(true)
     expect(tagged(caught.out, "SetTimer")[0]?.afterMs).toBeCloseTo(3.0)
     // The gap's own timer then does nothing.
     const late = stepMulti(caught.state, { _tag: "RoundTimeout", instance: 2, round: 0 }, beat("p0"))
@@ -316,7 +356,7 @@ describe("host-turnaround gap between instances", () => {
 
 describe("idle gap with rounds closed on all heard", () => {
   const earlyTimer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1, instanceGapMs: 3, closeOnAllHeard: true })
-  const client = clientValue("p0", 7, new Uint8Array([1]))
+  const client = clientValue("p0", TEST_INCARNATION, 7, new Uint8Array([1]))
   /** p0 of a group of 3, after every message of instance 1 arrived (its rounds close on all heard). */
   const decideFirst = (propose: ProposalSource) => {
     let s = createMulti({
@@ -324,12 +364,16 @@ describe("idle gap with rounds closed on all heard", () => {
       roundTimer: earlyTimer,
       startInstance: 1,
       schedule: initialSchedule(ids(3)),
-      proposal: [heartbeatValue("p0", 1)]
+      proposal: [heartbeatValue("p0", TEST_INCARNATION, 1)]
     })
     const started = stepMulti(s, { _tag: "Start" }, propose)
     const out: Array<MultiOutput> = [...started.out]
     s = started.state
-    const values = [heartbeatValue("p0", 1), heartbeatValue("p1", 1), heartbeatValue("p2", 1)]
+    const values = [
+      heartbeatValue("p0", TEST_INCARNATION, 1),
+      heartbeatValue("p1", TEST_INCARNATION, 1),
+      heartbeatValue("p2", TEST_INCARNATION, 1)
+    ]
     for (const round of [1, 2]) {
       for (const q of ["p1", "p2"]) {
         const r = stepMulti(
@@ -346,7 +390,8 @@ describe("idle gap with rounds closed on all heard", () => {
 
   it("an idle process waits out the gap; its host's broadcast (Open) ends the wait", () => {
     let pending: ReadonlyArray<Value> = []
-    const propose: ProposalSource = (instance) => (pending.length > 0 ? pending : [heartbeatValue("p0", instance)])
+    const propose: ProposalSource = (instance) =>
+      pending.length > 0 ? pending : [heartbeatValue("p0", TEST_INCARNATION, instance)]
     const decided = decideFirst(propose)
     expect(tagged(decided.out, "Decide")).toHaveLength(1)
     expect(decided.state.opening?.instance).toBe(2)
@@ -373,7 +418,7 @@ describe("idle gap with rounds closed on all heard", () => {
   })
 
   it("a peer reported gone is not waited for in later instances either, until it is heard from", () => {
-    const idle: ProposalSource = (instance) => [heartbeatValue("p0", instance)]
+    const idle: ProposalSource = (instance) => [heartbeatValue("p0", TEST_INCARNATION, instance)]
     const decided = decideFirst(idle)
     // Reported during the gap: the decided instance keeps the report for the next one.
     const reported = stepMulti(decided.state, { _tag: "Gone", process: "p2" }, idle)
@@ -384,7 +429,7 @@ describe("idle gap with rounds closed on all heard", () => {
     // p1's round-1 message is all instance 2's round 1 waits for.
     const closed = stepMulti(
       opened.state,
-      { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", 2)]) },
+      { _tag: "Receive", from: "p1", msg: msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)]) },
       idle
     )
     expect(closed.state.current.round).toBe(2)

@@ -5,16 +5,29 @@ import { initialSchedule } from "./membership.js"
 import { makeRoundTimerConfig } from "./round-timer.js"
 import { createTob, selectBatch, stepTob, type TobInput, type TobOutput, type TobState, type WireMsg } from "./tob.js"
 import type { ProcessId, Value } from "./types.js"
-import { clientValue, heartbeatValue, VALUE_OVERHEAD_BYTES, valueKey } from "./value.js"
+import { clientValue, heartbeatValue, VALUE_OVERHEAD_BYTES, valueRef } from "./value.js"
+
+/** Every process of these tests is in its first (and only) incarnation. */
+const TEST_INCARNATION = "0000000000000001"
+/** A value as `proposer#seq`: every value of these tests has the same incarnation. */
+const shortKey = (v: { readonly proposer: string; readonly seq: number }) => `${v.proposer}#${v.seq}`
 
 const timer = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
 const members = ["p0", "p1", "p2"]
+const batchParams = (maxBatchBytes: number) => ({ self: "p0", incarnation: TEST_INCARNATION, maxBatchBytes })
 const bytes = (...b: ReadonlyArray<number>) => new Uint8Array(b)
 const tob = (self: ProcessId, maxBatchBytes = 1024, maxPending?: number, roundTimer = timer): TobState =>
-  createTob({ self, members, roundTimer, maxBatchBytes, ...(maxPending === undefined ? {} : { maxPending }) })
+  createTob({
+    self,
+    incarnation: TEST_INCARNATION,
+    members,
+    roundTimer,
+    maxBatchBytes,
+    ...(maxPending === undefined ? {} : { maxPending })
+  })
 
 const delivered = (out: ReadonlyArray<TobOutput>): ReadonlyArray<string> =>
-  out.flatMap((o) => (o._tag === "Deliver" ? [valueKey(o.value)] : []))
+  out.flatMap((o) => (o._tag === "Deliver" ? [shortKey(o.value)] : []))
 
 class Group {
   readonly states = new Map<ProcessId, TobState>()
@@ -66,26 +79,26 @@ describe("total-order broadcast (Alg. 4)", () => {
   it("ckctob uses the sync-start primitive at the first broadcast call", () => {
     const out = stepTob(tob("p1"), { _tag: "Broadcast", payload: bytes(1) }).out
     expect(out).toEqual([
-      { _tag: "Queued", value: clientValue("p1", 0, bytes(1)) },
+      { _tag: "Queued", value: clientValue("p1", TEST_INCARNATION, 0, bytes(1)) },
       { _tag: "Send", to: ["p0"], msg: { _tag: "StartRequest" } }
     ])
     const leader = stepTob(tob("p0"), { _tag: "Broadcast", payload: bytes(1) }).out
     expect(leader.find((o) => o._tag === "Send" && o.msg._tag === "Round")).toMatchObject({
-      msg: { instance: 1, round: 1, values: [clientValue("p0", 0, bytes(1))] }
+      msg: { instance: 1, round: 1, values: [clientValue("p0", TEST_INCARNATION, 0, bytes(1))] }
     })
   })
 
   it("If there are no pending values, the □ value is proposed instead to serve as a heartbeat for other processes", () => {
-    expect(selectBatch("p0", [], 7, 100)).toEqual([heartbeatValue("p0", 7)])
+    expect(selectBatch(batchParams(100), [], 7)).toEqual([heartbeatValue("p0", TEST_INCARNATION, 7)])
   })
 
   it("every process receives requests from clients, buffers them and proposes them ... without waiting to fill a batch, bounded in bytes", () => {
-    const pending = [1, 2, 3].map((seq) => clientValue("p0", seq, new Uint8Array(10)))
+    const pending = [1, 2, 3].map((seq) => clientValue("p0", TEST_INCARNATION, seq, new Uint8Array(10)))
     const size = VALUE_OVERHEAD_BYTES + 10
-    expect(selectBatch("p0", pending, 1, 2 * size)).toEqual(pending.slice(0, 2))
-    expect(selectBatch("p0", pending, 1, 10 * size)).toEqual(pending)
+    expect(selectBatch(batchParams(2 * size), pending, 1)).toEqual(pending.slice(0, 2))
+    expect(selectBatch(batchParams(10 * size), pending, 1)).toEqual(pending)
     // A value larger than the bound still goes out, alone, rather than starving.
-    expect(selectBatch("p0", pending, 1, 1)).toEqual(pending.slice(0, 1))
+    expect(selectBatch(batchParams(1), pending, 1)).toEqual(pending.slice(0, 1))
   })
 
   it("At the end an instance, correct processes deliver values in the decision set V in a deterministic order, e.g., by proposer id; heartbeats are filtered", () => {
@@ -102,13 +115,13 @@ describe("total-order broadcast (Alg. 4)", () => {
   })
 
   it("No message is delivered twice: a value decided in two instances is delivered once", () => {
-    const v = clientValue("p1", 0, bytes(9))
+    const v = clientValue("p1", TEST_INCARNATION, 0, bytes(9))
     const r = stepTob(tob("p0"), {
       _tag: "Join",
       startInstance: 3,
       decisions: [
-        { instance: 1, values: [v, heartbeatValue("p2", 1)] },
-        { instance: 2, values: [heartbeatValue("p0", 2), v] }
+        { instance: 1, values: [v, heartbeatValue("p2", TEST_INCARNATION, 1)] },
+        { instance: 2, values: [heartbeatValue("p0", TEST_INCARNATION, 2), v] }
       ],
       schedule: initialSchedule(members)
     })
@@ -129,7 +142,10 @@ describe("total-order broadcast (Alg. 4)", () => {
     })
     expect(crashed.state.phase).toBe("crashed")
     expect(crashed.out).toEqual([expect.objectContaining({ _tag: "Crash" })])
-    const decisions = [1, 2, 3].map((instance) => ({ instance, values: [heartbeatValue("p0", instance)] }))
+    const decisions = [1, 2, 3].map((instance) => ({
+      instance,
+      values: [heartbeatValue("p0", TEST_INCARNATION, instance)]
+    }))
     const joined = stepTob(crashed.state, {
       _tag: "Join",
       startInstance: 4,
@@ -138,7 +154,7 @@ describe("total-order broadcast (Alg. 4)", () => {
     })
     expect(joined.state.phase).toBe("running")
     expect(joined.state.multi?.current.instance).toBe(4)
-    expect([...joined.state.multi!.current.values.keys()]).toEqual(["p2#0"])
+    expect([...joined.state.multi!.current.values.values()].map(shortKey)).toEqual(["p2#0"])
   })
 
   it("a join from a state snapshot skips the instances the snapshot covers and keeps 'no duplication' across them", () => {
@@ -146,8 +162,11 @@ describe("total-order broadcast (Alg. 4)", () => {
     let s = tob("p2")
     s = stepTob(s, { _tag: "Broadcast", payload: bytes(1) }).state
     s = stepTob(s, { _tag: "Broadcast", payload: bytes(2) }).state
-    const p1v = clientValue("p1", 0, bytes(7))
-    const index = markDelivered(markDelivered(emptyDeliveredIndex, clientValue("p2", 0, bytes(1))), p1v)
+    const p1v = clientValue("p1", TEST_INCARNATION, 0, bytes(7))
+    const index = markDelivered(
+      markDelivered(emptyDeliveredIndex, clientValue("p2", TEST_INCARNATION, 0, bytes(1))),
+      p1v
+    )
     const r = stepTob(s, {
       _tag: "Join",
       startInstance: 52,
@@ -155,7 +174,7 @@ describe("total-order broadcast (Alg. 4)", () => {
       // p1#0 decided again after the snapshot (a re-proposal): not delivered twice; p2#1 is new.
       decisions: [
         { instance: 50, values: [p1v] },
-        { instance: 51, values: [clientValue("p2", 1, bytes(2))] }
+        { instance: 51, values: [clientValue("p2", TEST_INCARNATION, 1, bytes(2))] }
       ],
       schedule: initialSchedule(members)
     })
@@ -196,11 +215,11 @@ describe("total-order broadcast (Alg. 4)", () => {
           round: 1,
           values,
           locked: [],
-          decided: decided.map(({ proposer, seq, kind }) => ({ proposer, seq, kind }))
+          decided: decided.map(valueRef)
         }
       }) as const
-    const hb0 = heartbeatValue("p0", 1)
-    const hb1 = heartbeatValue("p1", 1)
+    const hb0 = heartbeatValue("p0", TEST_INCARNATION, 1)
+    const hb1 = heartbeatValue("p1", TEST_INCARNATION, 1)
     s = stepTob(s, round1("p0", 1, [hb0])).state
     s = stepTob(s, round1("p1", 1, [hb1])).state
     // Excluded: a message of instance 3 says the group is two instances ahead.
@@ -211,8 +230,11 @@ describe("total-order broadcast (Alg. 4)", () => {
     })
     expect(crashed.state.phase).toBe("crashed")
     // Round 1 of instance 2 relays the decision of instance 1; p2 holds every value of it.
-    const own = clientValue("p2", 0, bytes(5))
-    const learned = stepTob(crashed.state, round1("p1", 2, [heartbeatValue("p1", 2)], [hb0, hb1, own]))
+    const own = clientValue("p2", TEST_INCARNATION, 0, bytes(5))
+    const learned = stepTob(
+      crashed.state,
+      round1("p1", 2, [heartbeatValue("p1", TEST_INCARNATION, 2)], [hb0, hb1, own])
+    )
     expect(delivered(learned.out)).toEqual(["p2#0"])
     expect(learned.out.map((o) => o._tag)).toContain("Rejoined")
     expect(learned.state.phase).toBe("running")
@@ -239,7 +261,7 @@ describe("total-order broadcast (Alg. 4)", () => {
       from: "p0",
       msg: { _tag: "Round", instance: 3, round: 1, values: [], locked: [], decided: [] }
     }).state
-    const unknown = { proposer: "p1", seq: 4, kind: "client" as const }
+    const unknown = { proposer: "p1", incarnation: TEST_INCARNATION, seq: 4, kind: "client" as const }
     const r = stepTob(crashed, {
       _tag: "Receive",
       from: "p0",
@@ -279,7 +301,13 @@ describe("total-order broadcast (Alg. 4)", () => {
   })
 
   it("a process outside Π ignores the bootstrap and only starts through Join", () => {
-    const outsider = createTob({ self: "p9", members, roundTimer: timer, maxBatchBytes: 64 })
+    const outsider = createTob({
+      self: "p9",
+      incarnation: TEST_INCARNATION,
+      members,
+      roundTimer: timer,
+      maxBatchBytes: 64
+    })
     const round1 = { _tag: "Round", instance: 1, round: 1, values: [], locked: [], decided: [] } as const
     expect(stepTob(outsider, { _tag: "Receive", from: "p0", msg: round1 }).state.phase).toBe("idle")
     expect(stepTob(outsider, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state.phase).toBe("idle")
@@ -303,16 +331,16 @@ describe("total-order broadcast (Alg. 4)", () => {
     g.deliverInFlight()
     // Instance 1 was decided and delivered everywhere without a single timer; all wait out the idle gap.
     for (const p of members) {
-      expect(delivered(g.outputs.get(p)!)).toEqual([valueKey(clientValue("p0", 0, bytes(1)))])
+      expect(delivered(g.outputs.get(p)!)).toEqual(["p0#0"])
       expect(g.states.get(p)!.multi?.opening?.instance).toBe(2)
     }
     const out = g.apply("p2", { _tag: "Broadcast", payload: bytes(2) })
     expect(out.find((o) => o._tag === "Send")).toMatchObject({
-      msg: { instance: 2, round: 1, values: [clientValue("p2", 0, bytes(2))] }
+      msg: { instance: 2, round: 1, values: [clientValue("p2", TEST_INCARNATION, 0, bytes(2))] }
     })
     g.deliverInFlight()
     for (const p of members) {
-      expect(delivered(g.outputs.get(p)!)).toContain(valueKey(clientValue("p2", 0, bytes(2))))
+      expect(delivered(g.outputs.get(p)!)).toContain("p2#0")
     }
   })
 })

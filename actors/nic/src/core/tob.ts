@@ -40,11 +40,13 @@ import {
   type SyncStartStep,
   stepSyncStart
 } from "./sync-start.js"
-import type { ProcessId, RoundMsg, Step, Value } from "./types.js"
+import type { Incarnation, ProcessId, RoundMsg, Step, Value } from "./types.js"
 import { clientValue, heartbeatValue, membershipValue, sortValues, valueKey, valueSizeBytes } from "./value.js"
 
 export interface TobParams {
   readonly self: ProcessId
+  /** This process start (types.ts): every value it proposes carries it. */
+  readonly incarnation: Incarnation
   /** Π: the members of instance 1. */
   readonly members: ReadonlyArray<ProcessId>
   readonly roundTimer: RoundTimerConfig
@@ -59,7 +61,10 @@ export interface TobParams {
 
 export const DEFAULT_MAX_PENDING = 10_000
 
-/** `idle`: before the first instance; `crashed`: excluded or behind, waiting for the shell to `Join`. */
+/**
+ * `idle`: before the first instance (until sync-start begins it or the shell `Join`s a running group);
+ * `crashed`: excluded or behind, waiting for the shell to `Join`.
+ */
 export type TobPhase = "idle" | "running" | "crashed" | "left"
 
 export interface TobState {
@@ -163,12 +168,12 @@ export const scheduleOf = (s: TobState): MembershipSchedule => s.multi?.schedule
 
 /** Everything pending, bounded in bytes, or □ when nothing is pending. */
 export const selectBatch = (
-  self: ProcessId,
+  params: Pick<TobParams, "self" | "incarnation" | "maxBatchBytes">,
   pending: ReadonlyArray<Value>,
-  instance: number,
-  maxBatchBytes: number
+  instance: number
 ): ReadonlyArray<Value> => {
-  if (pending.length === 0) return [heartbeatValue(self, instance)]
+  const { maxBatchBytes } = params
+  if (pending.length === 0) return [heartbeatValue(params.self, params.incarnation, instance)]
   const batch: Array<Value> = []
   let bytes = 0
   for (const v of pending) {
@@ -185,7 +190,7 @@ const proposalSource =
   (instance, decided) => {
     const decidedKeys = new Set(decided.map(valueKey))
     const pending = s.pending.filter((v) => !decidedKeys.has(valueKey(v)))
-    return selectBatch(s.params.self, pending, instance, s.params.maxBatchBytes)
+    return selectBatch(s.params, pending, instance)
   }
 
 const deliver = (s: TobState, decision: DecidedInstance): TobStep => {
@@ -244,7 +249,7 @@ const newMulti = (s: TobState, startInstance: number, schedule: MembershipSchedu
     roundTimer: s.params.roundTimer,
     startInstance,
     schedule,
-    proposal: selectBatch(s.params.self, s.pending, startInstance, s.params.maxBatchBytes),
+    proposal: selectBatch(s.params, s.pending, startInstance),
     membershipDelay: s.params.membershipDelay ?? DEFAULT_MEMBERSHIP_DELAY,
     ...(s.params.stepInstance === undefined ? {} : { stepInstance: s.params.stepInstance })
   })
@@ -305,6 +310,9 @@ const onRoundMsg = (s: TobState, from: ProcessId, msg: RoundMsg): TobStep => {
     const state = beginFirstInstance(s)
     return runMulti(state, state.multi!, (m) => stepMulti(m, { _tag: "Receive", from, msg }, proposalSource(state)))
   }
+  // A process that is not starting the group (a restarted member whose shell is still asking its peers) just
+  // waits for its `Join`: it is a rejoiner from the start, not a member that fell behind.
+  if (!s.syncStart.triggered) return { state: s, out: [] }
   const reason = `missed the start: received instance ${msg.instance} before starting`
   return { state: { ...s, phase: "crashed" }, out: [{ _tag: "Crash", instance: 0, reason }] }
 }
@@ -407,12 +415,8 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
   if (!membersAt(input.schedule, input.startInstance).includes(s.params.self)) {
     throw new Error(`tob: ${s.params.self} is not a member of instance ${input.startInstance}`)
   }
-  // A restarted process (fresh state, same id) must not reuse seqs its previous life already had decided:
-  // they would count as duplicates and never be delivered. Continue after the highest one delivered.
-  const own = state.delivered.get(s.params.self)
-  const nextSeq =
-    own === undefined ? state.nextSeq : Math.max(state.nextSeq, own.floor, ...[...own.above].map((x) => x + 1))
-  state = { ...state, nextSeq }
+  // A restarted process (fresh state, same id) proposes in a new incarnation: its seqs start at 0 again
+  // without colliding with the values of its previous life.
   const multi = newMulti(state, input.startInstance, input.schedule)
   state = {
     ...state,
@@ -431,9 +435,9 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
 export const stepTob = (s: TobState, input: TobInput): TobStep => {
   switch (input._tag) {
     case "Broadcast":
-      return enqueue(s, clientValue(s.params.self, s.nextSeq, input.payload))
+      return enqueue(s, clientValue(s.params.self, s.params.incarnation, s.nextSeq, input.payload))
     case "ProposeMembership":
-      return enqueue(s, membershipValue(s.params.self, s.nextSeq, input.members))
+      return enqueue(s, membershipValue(s.params.self, s.params.incarnation, s.nextSeq, input.members))
     case "SyncStart":
       if (s.phase !== "idle") return { state: s, out: [] }
       return runSyncStart(s, stepSyncStart(s.syncStart, { _tag: "Trigger" }))

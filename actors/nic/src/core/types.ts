@@ -7,6 +7,13 @@
 export type ProcessId = string
 
 /**
+ * One process start of a replica: a random 64-bit nonce (16 hex digits) drawn when the process starts, so a
+ * replica restarted under the same id is told apart from its previous life. Never key anything that belongs
+ * to one process on its `ProcessId` alone.
+ */
+export type Incarnation = string
+
+/**
  * What a proposed value carries:
  * - `client`: an application request (`payload`);
  * - `heartbeat`: the paper's □, proposed when nothing is pending so an idle replica is not suspected;
@@ -15,11 +22,13 @@ export type ProcessId = string
 export type ValueKind = "client" | "heartbeat" | "membership"
 
 /**
- * One proposed value. Identity is `proposer` + `seq` (heartbeats have a separate seq space: their seq is the
- * instance they were proposed in), which is how the paper's "proposed values are distinct" holds.
+ * One proposed value. Identity is `proposer` + `incarnation` + `seq` (heartbeats have a separate seq space:
+ * their seq is the instance they were proposed in), which is how the paper's "proposed values are distinct"
+ * holds across restarts too: a restarted process starts its seqs at 0 again, in a new incarnation.
  */
 export interface Value {
   readonly proposer: ProcessId
+  readonly incarnation: Incarnation
   readonly seq: number
   readonly kind: ValueKind
   /** Application bytes; empty for heartbeats and membership commands. */
@@ -29,7 +38,7 @@ export interface Value {
 }
 
 /** A value's identity without its content. */
-export type ValueRef = Pick<Value, "proposer" | "seq" | "kind">
+export type ValueRef = Pick<Value, "proposer" | "incarnation" | "seq" | "kind">
 
 /** The message every process multi-sends in every round (Alg. 2: `send(r, V, locked)`), tagged with its instance. */
 export interface RoundMsg {

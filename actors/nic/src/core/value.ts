@@ -1,17 +1,23 @@
 /**
- * Value identity, canonical order and size. The canonical order (proposer id, then seq, heartbeats after
- * client values) is what makes delivery of a decided *set* identical at every replica (Alg. 4, line 9: "forall
+ * Value identity, canonical order and size. The canonical order (proposer id, heartbeats after client values,
+ * then incarnation, then seq) is what makes delivery of a decided *set* identical at every replica (Alg. 4, line 9: "forall
  * to be deterministic ... by using message and sender ids").
  */
-import type { ProcessId, Value, ValueRef } from "./types.js"
+import type { Incarnation, ProcessId, Value, ValueRef } from "./types.js"
 
 /** The payload of every value without one (heartbeats, membership changes). */
 export const EMPTY_PAYLOAD = new Uint8Array(0)
 
 /** The identity of a value: two values with the same key are the same value. */
-export const valueKey = (v: ValueRef): string => `${v.proposer}${v.kind === "heartbeat" ? "#h" : "#"}${v.seq}`
+export const valueKey = (v: ValueRef): string =>
+  `${v.proposer}/${v.incarnation}${v.kind === "heartbeat" ? "#h" : "#"}${v.seq}`
 
-export const valueRef = (v: Value): ValueRef => ({ proposer: v.proposer, seq: v.seq, kind: v.kind })
+export const valueRef = (v: Value): ValueRef => ({
+  proposer: v.proposer,
+  incarnation: v.incarnation,
+  seq: v.seq,
+  kind: v.kind
+})
 
 export const compareIds = (a: ProcessId, b: ProcessId): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -21,6 +27,8 @@ export const compareValues = (a: Value, b: Value): number => {
   const aBeat = a.kind === "heartbeat" ? 1 : 0
   const bBeat = b.kind === "heartbeat" ? 1 : 0
   if (aBeat !== bBeat) return aBeat - bBeat
+  const byIncarnation = compareIds(a.incarnation, b.incarnation)
+  if (byIncarnation !== 0) return byIncarnation
   return a.seq - b.seq
 }
 
@@ -29,8 +37,14 @@ export const sortValues = (values: Iterable<Value>): ReadonlyArray<Value> => Arr
 
 export const sortIds = (ids: Iterable<ProcessId>): ReadonlyArray<ProcessId> => Array.from(ids).sort(compareIds)
 
-export const clientValue = (proposer: ProcessId, seq: number, payload: Uint8Array): Value => ({
+export const clientValue = (
+  proposer: ProcessId,
+  incarnation: Incarnation,
+  seq: number,
+  payload: Uint8Array
+): Value => ({
   proposer,
+  incarnation,
   seq,
   kind: "client",
   payload,
@@ -38,24 +52,31 @@ export const clientValue = (proposer: ProcessId, seq: number, payload: Uint8Arra
 })
 
 /** The paper's □: one per proposer per instance, so its seq is the instance number. */
-export const heartbeatValue = (proposer: ProcessId, instance: number): Value => ({
+export const heartbeatValue = (proposer: ProcessId, incarnation: Incarnation, instance: number): Value => ({
   proposer,
+  incarnation,
   seq: instance,
   kind: "heartbeat",
   payload: EMPTY_PAYLOAD,
   members: []
 })
 
-export const membershipValue = (proposer: ProcessId, seq: number, members: ReadonlyArray<ProcessId>): Value => ({
+export const membershipValue = (
+  proposer: ProcessId,
+  incarnation: Incarnation,
+  seq: number,
+  members: ReadonlyArray<ProcessId>
+): Value => ({
   proposer,
+  incarnation,
   seq,
   kind: "membership",
   payload: EMPTY_PAYLOAD,
   members: sortIds(members)
 })
 
-/** Fixed per-value overhead used by batching: ids, seq and framing, roughly as encoded on the wire. */
-export const VALUE_OVERHEAD_BYTES = 16
+/** Fixed per-value overhead used by batching: ids, incarnation, seq and framing, roughly as encoded on the wire. */
+export const VALUE_OVERHEAD_BYTES = 34
 
 /** Approximate encoded size, used to bound a batch; exactness is not needed, a stable upper-ish bound is. */
 export const valueSizeBytes = (v: Value): number =>

@@ -130,7 +130,7 @@ export const runInstanceSim = (
   // Timed rounds (the paper) or rounds closed as soon as everyone awaited is heard from (round-timer.ts).
   const roundTimer = rng.chance(0.5) ? SIM_ROUND_TIMER : { ...SIM_ROUND_TIMER, closeOnAllHeard: true }
   members.forEach((id, i) => {
-    const proposal = clientValue(id, 0, rng.bytes(rng.int(0, 8)))
+    const proposal = clientValue(id, `${id}@0`, 0, rng.bytes(rng.int(0, 8)))
     proposals.set(valueKey(proposal), proposal)
     const state = createInstance({ instance: 1, self: id, members, proposal: [proposal], roundTimer })
     const faults = plan.faults[i]!

@@ -248,6 +248,7 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
       faults: plan.faults.get(id) ?? CORRECT,
       tob: createTob({
         self: id,
+        incarnation: `${id}@0`,
         members,
         roundTimer,
         maxBatchBytes,

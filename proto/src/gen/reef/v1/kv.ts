@@ -214,11 +214,12 @@ export interface CatchUpReply {
   snapshotChunks: number;
 }
 
-/** Per proposer: every seq below floor is delivered, and the seqs in above. */
+/** Per proposer incarnation: every seq below floor is delivered, and the seqs in above. */
 export interface DeliveredWatermark {
   proposer: string;
   floor: number;
   above: number[];
+  incarnation: string;
 }
 
 /** One chunk of a snapshot a peer froze for a CatchUpReply. */
@@ -3010,7 +3011,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
 };
 
 function createBaseDeliveredWatermark(): DeliveredWatermark {
-  return { proposer: "", floor: 0, above: [] };
+  return { proposer: "", floor: 0, above: [], incarnation: "" };
 }
 
 export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.DeliveredWatermark"> = {
@@ -3029,6 +3030,9 @@ export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.Deliver
         writer.uint64(v);
       }
       writer.join();
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(34).string(message.incarnation);
     }
     return writer;
   },
@@ -3080,6 +3084,14 @@ export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.Deliver
 
             break;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3097,6 +3109,7 @@ export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.Deliver
       proposer: isSet(object.proposer) ? globalThis.String(object.proposer) : "",
       floor: isSet(object.floor) ? globalThis.Number(object.floor) : 0,
       above: globalThis.Array.isArray(object?.above) ? object.above.map((e: any) => globalThis.Number(e)) : [],
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
     };
   },
 
@@ -3111,6 +3124,9 @@ export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.Deliver
     if (message.above?.length) {
       obj.above = message.above.map((e) => Math.round(e));
     }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
     return obj;
   },
 
@@ -3122,6 +3138,7 @@ export const DeliveredWatermark: MessageFns<DeliveredWatermark, "reef.v1.Deliver
     message.proposer = object.proposer ?? "";
     message.floor = object.floor ?? 0;
     message.above = object.above?.map((e) => e) || [];
+    message.incarnation = object.incarnation ?? "";
     return message;
   },
 };

@@ -52,12 +52,15 @@ export function popucValueKindToJSON(object: PopucValueKind): string {
   }
 }
 
+/** A value's identity is (proposer, incarnation, seq): a restarted replica proposes under a new incarnation. */
 export interface PopucValue {
   proposer: string;
   seq: number;
   kind: PopucValueKind;
   payload: Buffer;
   members: string[];
+  /** The proposer's process start: a random 64-bit nonce as 16 hex digits. */
+  incarnation: string;
 }
 
 /** Identity of a value without its payload. */
@@ -65,6 +68,7 @@ export interface PopucValueRef {
   proposer: string;
   seq: number;
   kind: PopucValueKind;
+  incarnation: string;
 }
 
 /** Alg. 2: send(r, V, locked), tagged with its instance. */
@@ -102,7 +106,7 @@ export interface PopucEpoch {
 }
 
 function createBasePopucValue(): PopucValue {
-  return { proposer: "", seq: 0, kind: 0, payload: Buffer.alloc(0), members: [] };
+  return { proposer: "", seq: 0, kind: 0, payload: Buffer.alloc(0), members: [], incarnation: "" };
 }
 
 export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
@@ -123,6 +127,9 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
     }
     for (const v of message.members) {
       writer.uint32(42).string(v!);
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(50).string(message.incarnation);
     }
     return writer;
   },
@@ -180,6 +187,14 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
             message.members.push(reader.string());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -199,6 +214,7 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
       kind: isSet(object.kind) ? popucValueKindFromJSON(object.kind) : 0,
       payload: isSet(object.payload) ? Buffer.from(bytesFromBase64(object.payload)) : Buffer.alloc(0),
       members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => globalThis.String(e)) : [],
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
     };
   },
 
@@ -219,6 +235,9 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
     if (message.members?.length) {
       obj.members = message.members;
     }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
     return obj;
   },
 
@@ -232,12 +251,13 @@ export const PopucValue: MessageFns<PopucValue, "reef.v1.PopucValue"> = {
     message.kind = object.kind ?? 0;
     message.payload = object.payload ?? Buffer.alloc(0);
     message.members = object.members?.map((e) => e) || [];
+    message.incarnation = object.incarnation ?? "";
     return message;
   },
 };
 
 function createBasePopucValueRef(): PopucValueRef {
-  return { proposer: "", seq: 0, kind: 0 };
+  return { proposer: "", seq: 0, kind: 0, incarnation: "" };
 }
 
 export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> = {
@@ -252,6 +272,9 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
     }
     if (message.kind !== 0) {
       writer.uint32(24).int32(message.kind);
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(34).string(message.incarnation);
     }
     return writer;
   },
@@ -293,6 +316,14 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
             message.kind = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -310,6 +341,7 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
       proposer: isSet(object.proposer) ? globalThis.String(object.proposer) : "",
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
       kind: isSet(object.kind) ? popucValueKindFromJSON(object.kind) : 0,
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
     };
   },
 
@@ -324,6 +356,9 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
     if (message.kind !== 0) {
       obj.kind = popucValueKindToJSON(message.kind);
     }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
     return obj;
   },
 
@@ -335,6 +370,7 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
     message.proposer = object.proposer ?? "";
     message.seq = object.seq ?? 0;
     message.kind = object.kind ?? 0;
+    message.incarnation = object.incarnation ?? "";
     return message;
   },
 };
