@@ -5,6 +5,10 @@
  * publishes them with their hints.
  */
 
+export * from "./hint/compression.js"
+export * from "./hint/errors.js"
+export * from "./hint/format.js"
+export { HintRecorder } from "./hint/recorder.js"
 export { percentileOfSorted } from "./percentile.js"
 export {
   type AccessObserver,
