@@ -25,6 +25,11 @@ if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; 
   # Debian's package may start a system service on 6379; Reef starts its own servers on free ports.
   if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
 fi
+# A C++ toolchain: zstd-napi (the Ira hint's compression) builds from its bundled source at install.
+if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  echo "bootstrap: installing g++, make, python3 (apt)"
+  apt_install g++ make python3
+fi
 # jemalloc: the allocator of every actor process reef starts (allocatorEnv in services/cli/src/self-command.ts);
 # glibc's malloc leaves a replica that has served a load ~90 MB larger once idle.
 have_jemalloc() {

@@ -75,11 +75,11 @@ describe("the hint format", () => {
       return reasonOf(() => decodeHint(b))
     }
     expect(mutate((b) => b.write("NOPE", 0, "latin1"))).toBe("bad-magic")
-    expect(mutate((b) => void (b[4] = 2))).toBe("version")
-    expect(mutate((b) => void (b[5] = 1))).toBe("reserved")
+    expect(mutate((b) => b.writeUInt8(2, 4))).toBe("version")
+    expect(mutate((b) => b.writeUInt8(1, 5))).toBe("reserved")
     expect(mutate((b) => b.writeUInt16BE(7, 6))).toBe("reserved")
-    expect(mutate((b) => void (b[8] = 0x80))).toBe("block")
-    expect(mutate((b) => void (b[HINT_HEADER_BYTES + KEY_BYTES] = 3))).toBe("source")
+    expect(mutate((b) => b.writeUInt8(0x80, 8))).toBe("block")
+    expect(mutate((b) => b.writeUInt8(3, HINT_HEADER_BYTES + KEY_BYTES))).toBe("source")
     expect(
       mutate((b) =>
         b.copy(b, HINT_HEADER_BYTES + STORAGE_ENTRY_BYTES, HINT_HEADER_BYTES, HINT_HEADER_BYTES + KEY_BYTES)
