@@ -17,8 +17,10 @@ const coordinator = (params: Partial<CoordinatorParams> = {}, workers = ["w1", "
   return s
 }
 
-const propose = (s: ReturnType<typeof coordinator>, proposal: number, txs: ReadonlyArray<TxMeta<string>>) =>
-  stepCoordinator(s, { _tag: "Propose", block: { proposal, digest: `d${proposal}`, txs } })
+const propose = (s: ReturnType<typeof coordinator>, proposal: number, txs: ReadonlyArray<TxMeta<string>>) => [
+  ...stepCoordinator(s, { _tag: "Propose", block: { proposal, digest: `d${proposal}`, txs } }),
+  ...stepCoordinator(s, { _tag: "Plan", proposal })
+]
 
 const stateful = (
   out: ReadonlyArray<CoordinatorOutput<string>>

@@ -109,8 +109,11 @@ export interface CompletionData {
 export type CoordinatorInput<P> =
   /** The active workers (new placements go only to them). */
   | { readonly _tag: "Workers"; readonly workers: ReadonlyArray<WorkerId> }
-  /** The shell proposed `block` to consensus. */
+  /** The shell proposed `block` to consensus: its stateless parts go out (RunStateless of Alg. 2). */
   | { readonly _tag: "Propose"; readonly block: ProposedBlock<P> }
+  /** Plans a proposal during the consensus window (PlanBlock of Alg. 2), after its Propose; separate so the
+   *  shell can trace the two apart. A no-op when scheduling is post-consensus or the proposal is decided. */
+  | { readonly _tag: "Plan"; readonly proposal: number }
   /** Consensus committed a proposal: the next block of the total order. */
   | { readonly _tag: "Commit"; readonly proposal: number }
   /** Consensus dropped a proposal: its transactions must be proposed again. */
@@ -559,9 +562,16 @@ export const stepCoordinator = <P>(
       const proposal: Proposal<P> = { block: input.block, plan: undefined }
       s.pending.push(proposal)
       if (s.params.statelessTiming === "pre-consensus") dispatchStateless(s, input.block, out)
-      planProposal(s, proposal, out)
       break
     }
+    case "Plan":
+      // Plans are made in proposal order (each builds on the ones before it): any earlier proposal not planned
+      // yet is planned first.
+      for (const p of s.pending) {
+        if (p.plan === undefined) planProposal(s, p, out)
+        if (p.block.proposal === input.proposal) break
+      }
+      break
     case "Commit": {
       const index = s.pending.findIndex((p) => p.block.proposal === input.proposal)
       if (index < 0) {

@@ -711,7 +711,7 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
 }
 
 /** Work in progress: tasks waiting or running, and units queued. */
-export const workerLoad = (s: WorkerState<unknown>) => ({
+export const workerLoad = <P>(s: WorkerState<P>) => ({
   waiting: s.tasks.size,
   queued: s.urgent.length + s.background.length,
   busyCores: s.running.size

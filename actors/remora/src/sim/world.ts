@@ -319,6 +319,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
           const txs = mempool.splice(0, config.maxBlockTxs)
           const proposal = ++proposals
           stepCoordinatorWith({ _tag: "Propose", block: { proposal, digest: `p${proposal}`, txs } })
+          stepCoordinatorWith({ _tag: "Plan", proposal })
           const reject = consensus.chance(config.rejectRate)
           const jitter = (consensus.float() * 2 - 1) * config.windowJitterMs
           q.after(Math.max(0, config.windowMs + jitter), { k: "decide", proposal, reject })

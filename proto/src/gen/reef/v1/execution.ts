@@ -29,14 +29,19 @@ export const protobufPackage = "reef.v1";
 export const protobufFileName = "reef/v1/execution.proto";
 
 export interface SubmitFrame {
-  transactions: Transaction[];
+  requests: SubmitRequest[];
+}
+
+export interface SubmitRequest {
+  /** Chosen by the client, echoed in the reply (unique among the stream's transactions in flight). */
+  id: number;
+  transaction?: Transaction | undefined;
 }
 
 export interface SubmitReply {
-  /** The transaction's id when its body decoded; otherwise empty and `index` says which one it was. */
+  id: number;
+  /** The transaction's id when its body decoded. */
   txId: string;
-  /** Position of the transaction in the stream, counted over every frame (0-based). */
-  index: number;
   outcome?: { $case: "rejected"; value: Rejection } | { $case: "receipt"; value: Receipt } | undefined;
 }
 
@@ -128,15 +133,15 @@ export interface ExecutionState {
 }
 
 function createBaseSubmitFrame(): SubmitFrame {
-  return { transactions: [] };
+  return { requests: [] };
 }
 
 export const SubmitFrame: MessageFns<SubmitFrame, "reef.v1.SubmitFrame"> = {
   $type: "reef.v1.SubmitFrame" as const,
 
   encode(message: SubmitFrame, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    for (const v of message.transactions) {
-      Transaction.encode(v!, writer.uint32(10).fork()).join();
+    for (const v of message.requests) {
+      SubmitRequest.encode(v!, writer.uint32(10).fork()).join();
     }
     return writer;
   },
@@ -159,7 +164,7 @@ export const SubmitFrame: MessageFns<SubmitFrame, "reef.v1.SubmitFrame"> = {
               break;
             }
 
-            message.transactions.push(Transaction.decode(reader, reader.uint32()));
+            message.requests.push(SubmitRequest.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -176,16 +181,16 @@ export const SubmitFrame: MessageFns<SubmitFrame, "reef.v1.SubmitFrame"> = {
 
   fromJSON(object: any): SubmitFrame {
     return {
-      transactions: globalThis.Array.isArray(object?.transactions)
-        ? object.transactions.map((e: any) => Transaction.fromJSON(e))
+      requests: globalThis.Array.isArray(object?.requests)
+        ? object.requests.map((e: any) => SubmitRequest.fromJSON(e))
         : [],
     };
   },
 
   toJSON(message: SubmitFrame): unknown {
     const obj: any = {};
-    if (message.transactions?.length) {
-      obj.transactions = message.transactions.map((e) => Transaction.toJSON(e));
+    if (message.requests?.length) {
+      obj.requests = message.requests.map((e) => SubmitRequest.toJSON(e));
     }
     return obj;
   },
@@ -195,24 +200,113 @@ export const SubmitFrame: MessageFns<SubmitFrame, "reef.v1.SubmitFrame"> = {
   },
   fromPartial(object: DeepPartial<SubmitFrame>): SubmitFrame {
     const message = createBaseSubmitFrame();
-    message.transactions = object.transactions?.map((e) => Transaction.fromPartial(e)) || [];
+    message.requests = object.requests?.map((e) => SubmitRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSubmitRequest(): SubmitRequest {
+  return { id: 0, transaction: undefined };
+}
+
+export const SubmitRequest: MessageFns<SubmitRequest, "reef.v1.SubmitRequest"> = {
+  $type: "reef.v1.SubmitRequest" as const,
+
+  encode(message: SubmitRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
+    }
+    if (message.transaction !== undefined) {
+      Transaction.encode(message.transaction, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubmitRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubmitRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.transaction = Transaction.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubmitRequest {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      transaction: isSet(object.transaction) ? Transaction.fromJSON(object.transaction) : undefined,
+    };
+  },
+
+  toJSON(message: SubmitRequest): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.transaction !== undefined) {
+      obj.transaction = Transaction.toJSON(message.transaction);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SubmitRequest>): SubmitRequest {
+    return SubmitRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SubmitRequest>): SubmitRequest {
+    const message = createBaseSubmitRequest();
+    message.id = object.id ?? 0;
+    message.transaction = (object.transaction !== undefined && object.transaction !== null)
+      ? Transaction.fromPartial(object.transaction)
+      : undefined;
     return message;
   },
 };
 
 function createBaseSubmitReply(): SubmitReply {
-  return { txId: "", index: 0, outcome: undefined };
+  return { id: 0, txId: "", outcome: undefined };
 }
 
 export const SubmitReply: MessageFns<SubmitReply, "reef.v1.SubmitReply"> = {
   $type: "reef.v1.SubmitReply" as const,
 
   encode(message: SubmitReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.txId !== "") {
-      writer.uint32(10).string(message.txId);
+    if (message.id !== 0) {
+      writer.uint32(8).uint64(message.id);
     }
-    if (message.index !== 0) {
-      writer.uint32(16).uint64(message.index);
+    if (message.txId !== "") {
+      writer.uint32(18).string(message.txId);
     }
     switch (message.outcome?.$case) {
       case "rejected":
@@ -239,19 +333,19 @@ export const SubmitReply: MessageFns<SubmitReply, "reef.v1.SubmitReply"> = {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 10) {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
               break;
             }
 
             message.txId = reader.string();
-            continue;
-          }
-          case 2: {
-            if (tag !== 16) {
-              break;
-            }
-
-            message.index = longToNumber(reader.uint64());
             continue;
           }
           case 3: {
@@ -284,12 +378,12 @@ export const SubmitReply: MessageFns<SubmitReply, "reef.v1.SubmitReply"> = {
 
   fromJSON(object: any): SubmitReply {
     return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
       txId: isSet(object.txId)
         ? globalThis.String(object.txId)
         : isSet(object.tx_id)
         ? globalThis.String(object.tx_id)
         : "",
-      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
       outcome: isSet(object.rejected)
         ? { $case: "rejected", value: Rejection.fromJSON(object.rejected) }
         : isSet(object.receipt)
@@ -300,11 +394,11 @@ export const SubmitReply: MessageFns<SubmitReply, "reef.v1.SubmitReply"> = {
 
   toJSON(message: SubmitReply): unknown {
     const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
     if (message.txId !== "") {
       obj.txId = message.txId;
-    }
-    if (message.index !== 0) {
-      obj.index = Math.round(message.index);
     }
     if (message.outcome?.$case === "rejected") {
       obj.rejected = Rejection.toJSON(message.outcome.value);
@@ -319,8 +413,8 @@ export const SubmitReply: MessageFns<SubmitReply, "reef.v1.SubmitReply"> = {
   },
   fromPartial(object: DeepPartial<SubmitReply>): SubmitReply {
     const message = createBaseSubmitReply();
+    message.id = object.id ?? 0;
     message.txId = object.txId ?? "";
-    message.index = object.index ?? 0;
     switch (object.outcome?.$case) {
       case "rejected": {
         if (object.outcome?.value !== undefined && object.outcome?.value !== null) {

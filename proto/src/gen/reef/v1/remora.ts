@@ -299,6 +299,8 @@ export interface StatefulTask {
   combined: boolean;
   /** W3C trace context of the consensus window that ordered it (empty when tracing is off). */
   traceparent: string;
+  /** Consensus height of the block that ordered it. */
+  height: number;
 }
 
 /**
@@ -335,6 +337,8 @@ export interface WorkerReport {
   busyCores: number;
   cores: number;
   incarnation: string;
+  /** Synthetic cost (µs) of the stateless tasks finished since the last report (the coordinator's load view). */
+  statelessDoneUs: number;
 }
 
 /**
@@ -1858,6 +1862,7 @@ function createBaseStatefulTask(): StatefulTask {
     txId: "",
     combined: false,
     traceparent: "",
+    height: 0,
   };
 }
 
@@ -1907,6 +1912,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.traceparent !== "") {
       writer.uint32(106).string(message.traceparent);
+    }
+    if (message.height !== 0) {
+      writer.uint32(112).uint64(message.height);
     }
     return writer;
   },
@@ -2038,6 +2046,14 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
             message.traceparent = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.height = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2081,6 +2097,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
         : "",
       combined: isSet(object.combined) ? globalThis.Boolean(object.combined) : false,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      height: isSet(object.height) ? globalThis.Number(object.height) : 0,
     };
   },
 
@@ -2125,6 +2142,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.height !== 0) {
+      obj.height = Math.round(message.height);
+    }
     return obj;
   },
 
@@ -2148,6 +2168,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     message.txId = object.txId ?? "";
     message.combined = object.combined ?? false;
     message.traceparent = object.traceparent ?? "";
+    message.height = object.height ?? 0;
     return message;
   },
 };
@@ -2446,6 +2467,7 @@ function createBaseWorkerReport(): WorkerReport {
     busyCores: 0,
     cores: 0,
     incarnation: "",
+    statelessDoneUs: 0,
   };
 }
 
@@ -2476,6 +2498,9 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     }
     if (message.incarnation !== "") {
       writer.uint32(66).string(message.incarnation);
+    }
+    if (message.statelessDoneUs !== 0) {
+      writer.uint32(72).uint64(message.statelessDoneUs);
     }
     return writer;
   },
@@ -2557,6 +2582,14 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
             message.incarnation = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.statelessDoneUs = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2589,6 +2622,11 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
         : 0,
       cores: isSet(object.cores) ? globalThis.Number(object.cores) : 0,
       incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      statelessDoneUs: isSet(object.statelessDoneUs)
+        ? globalThis.Number(object.statelessDoneUs)
+        : isSet(object.stateless_done_us)
+        ? globalThis.Number(object.stateless_done_us)
+        : 0,
     };
   },
 
@@ -2618,6 +2656,9 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     if (message.incarnation !== "") {
       obj.incarnation = message.incarnation;
     }
+    if (message.statelessDoneUs !== 0) {
+      obj.statelessDoneUs = Math.round(message.statelessDoneUs);
+    }
     return obj;
   },
 
@@ -2634,6 +2675,7 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     message.busyCores = object.busyCores ?? 0;
     message.cores = object.cores ?? 0;
     message.incarnation = object.incarnation ?? "";
+    message.statelessDoneUs = object.statelessDoneUs ?? 0;
     return message;
   },
 };

@@ -1,0 +1,108 @@
+/**
+ * `reef run coordinator`: the coordinator actor on the kernel, its ConsensusSource, and reef.v1.Execution over
+ * gRPC. The workers are the `worker` actors the membership view sees (joined or suspected; a worker that left
+ * gets no new work).
+ */
+import { randomUUID } from "node:crypto"
+import { serveGrpc } from "@reef/gateway"
+import { type Codec, type Kernel, KernelConfig, Membership, Messenger, spawn } from "@reef/kernel"
+import { MessagingTracing } from "@reef/observability/tracing"
+import { MemberState, protoRoot } from "@reef/proto"
+import { type CoordinatorParams, defaultCoordinatorParams } from "@reef/remora"
+import { SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+import { ConsensusSource } from "./consensus-source.js"
+import { coordinatorActor } from "./coordinator-actor.js"
+import { CoordinatorDriver, type CoordinatorOptions, defaultCoordinatorOptions } from "./coordinator-driver.js"
+import { makeExecutionService } from "./execution-service.js"
+
+export interface RunCoordinatorOptions extends Partial<Omit<CoordinatorOptions, "id" | "incarnation" | "params">> {
+  readonly id: string
+  readonly params?: Partial<CoordinatorParams>
+  /** gRPC port of reef.v1.Execution; 0 picks a free one. */
+  readonly grpcPort?: number
+  readonly grpcHost?: string
+}
+
+export interface CoordinatorHandle {
+  readonly driver: CoordinatorDriver
+  readonly grpcAddress: string
+  readonly incarnation: string
+}
+
+export const EXECUTION_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/execution.proto"]
+
+export const runCoordinator = (
+  options: RunCoordinatorOptions
+): Effect.Effect<CoordinatorHandle, unknown, Kernel | ConsensusSource | Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* KernelConfig
+    const messenger = yield* Messenger
+    const membership = yield* Membership
+    const consensus = yield* ConsensusSource
+    const tracing = yield* MessagingTracing
+    const tracer = yield* Effect.tracer
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const incarnation = randomUUID()
+    const { id, params, grpcPort, grpcHost, ...rest } = options
+    const resolved: CoordinatorOptions = {
+      ...defaultCoordinatorOptions(id, incarnation, { ...defaultCoordinatorParams, ...params }),
+      ...rest
+    }
+    const tellWorker = <A>(
+      worker: string,
+      codec: Codec<A>,
+      messages: ReadonlyArray<A>,
+      parent: Tracer.Span | undefined
+    ) => {
+      const send = messenger
+        .tellMany({ cluster: config.cluster, role: WORKER_ROLE, id: worker }, codec, messages)
+        .pipe(
+          Effect.catchAll((e) =>
+            Effect.logWarning(`could not send ${messages.length} ${codec.$type} to ${worker}: ${e.message}`)
+          )
+        )
+      runFork(parent === undefined ? send : Effect.withParentSpan(send, parent))
+    }
+    const driver = new CoordinatorDriver(
+      resolved,
+      {
+        tellWorker,
+        spans: new SpanRecorder(tracer, tracing),
+        warn: (message) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ coordinator: id })))
+      },
+      consensus
+    )
+    yield* Effect.addFinalizer(() => Effect.sync(() => driver.close()))
+    yield* spawn(coordinatorActor(driver), id, { incarnation })
+
+    // Workers: every `worker` actor that joined and has not left.
+    const workers = new Map<string, MemberState>()
+    yield* membership.watch.pipe(
+      Stream.runForEach((event) =>
+        Effect.sync(() => {
+          const address = event.member?.address
+          if (address?.role !== WORKER_ROLE) return
+          const before = [...workers.keys()].filter((w) => workers.get(w) !== MemberState.MEMBER_STATE_LEFT).sort()
+          workers.set(address.id, event.member!.state)
+          const after = [...workers.keys()].filter((w) => workers.get(w) !== MemberState.MEMBER_STATE_LEFT).sort()
+          if (before.join(",") !== after.join(",")) driver.setWorkers(after)
+        })
+      ),
+      Effect.forkScoped
+    )
+
+    const service = yield* makeExecutionService(driver)
+    const server = yield* serveGrpc({
+      ...(grpcHost === undefined ? {} : { host: grpcHost }),
+      port: grpcPort ?? 0,
+      services: [service],
+      reflection: { includeDirs: [protoRoot], protoFiles: EXECUTION_PROTO_FILES }
+    })
+    yield* Effect.logInfo(`coordinator ${id}: consensus ${consensus.description}, policy ${resolved.params.policy}`)
+    return { driver, grpcAddress: server.address, incarnation }
+  })

@@ -1,0 +1,63 @@
+/**
+ * `reef run worker`: one Remora worker actor on the kernel, talking to its coordinator and peers over NATS.
+ */
+import { randomUUID } from "node:crypto"
+import { type Codec, type Kernel, KernelConfig, Messenger, spawn } from "@reef/kernel"
+import { MessagingTracing } from "@reef/observability/tracing"
+import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import { workerActor } from "./worker-actor.js"
+import { defaultWorkerOptions, WorkerDriver, type WorkerOptions } from "./worker-driver.js"
+
+export interface RunWorkerOptions extends Partial<Omit<WorkerOptions, "id" | "incarnation">> {
+  readonly id: string
+  /** The coordinator's actor id (its reports and object requests go there). */
+  readonly coordinator?: string
+}
+
+export interface WorkerHandle {
+  readonly id: string
+  readonly options: WorkerOptions
+  /** The driver of the running actor (its core and load), for tests and benchmarks in the same process. */
+  readonly driver: () => WorkerDriver | undefined
+}
+
+export const runWorker = (options: RunWorkerOptions): Effect.Effect<WorkerHandle, unknown, Kernel | Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* KernelConfig
+    const messenger = yield* Messenger
+    const tracing = yield* MessagingTracing
+    const tracer = yield* Effect.tracer
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const { coordinator = "c1", id, ...rest } = options
+    const resolved: WorkerOptions = { ...defaultWorkerOptions(id, randomUUID()), ...rest }
+    const spans = new SpanRecorder(tracer, tracing)
+    const warn = (message: string) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ worker: id })))
+    const coordinatorAddress = { cluster: config.cluster, role: COORDINATOR_ROLE, id: coordinator }
+    const send = <A>(to: { cluster: string; role: string; id: string }, codec: Codec<A>, messages: ReadonlyArray<A>) =>
+      runFork(
+        messenger
+          .tellMany(to, codec, messages)
+          .pipe(
+            Effect.catchAll((e) => Effect.logWarning(`could not send ${messages.length} ${codec.$type}: ${e.message}`))
+          )
+      )
+    let current: WorkerDriver | undefined
+    const makeDriver = Effect.sync(() => {
+      // A restart after a defect starts a fresh driver; the old one's timers must not feed anything any more.
+      current?.close()
+      current = new WorkerDriver(resolved, {
+        tellWorker: (worker, codec, messages) =>
+          send({ cluster: config.cluster, role: WORKER_ROLE, id: worker }, codec, messages),
+        tellCoordinator: (codec, messages) => send(coordinatorAddress, codec, messages),
+        spans,
+        warn
+      })
+      return current
+    })
+    yield* spawn(workerActor(makeDriver, warn), id, { incarnation: resolved.incarnation })
+    yield* Effect.addFinalizer(() => Effect.sync(() => current?.close()))
+    return { id, options: resolved, driver: () => current }
+  })
