@@ -15,6 +15,7 @@
  * _TIMEOUT, _COMPRESSION, certificates) are left to it. Bad values never fail the actor: they become warnings.
  */
 import * as Option from "effect/Option"
+import { ATTR_REEF_ACTOR_ID, ATTR_REEF_ROLE } from "./attributes.js"
 
 /** Environment variables, e.g. `process.env`. Empty values count as unset (OTel spec). */
 export type Env = Readonly<Record<string, string | undefined>>
@@ -22,8 +23,6 @@ export type Env = Readonly<Record<string, string | undefined>>
 export const ATTR_SERVICE_NAME = "service.name"
 export const ATTR_SERVICE_VERSION = "service.version"
 export const ATTR_SERVICE_INSTANCE_ID = "service.instance.id"
-export const ATTR_REEF_ACTOR_ID = "reef.actor.id"
-export const ATTR_REEF_ROLE = "reef.role"
 
 /** The OTLP/HTTP path for traces, appended to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
 export const OTLP_TRACES_PATH = "v1/traces"

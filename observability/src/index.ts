@@ -5,10 +5,23 @@
  * Layers that make those spans real OTel spans (`ObservabilityLive`, `ObservabilityTest`), W3C `traceparent`
  * helpers for NATS headers, the messaging span conventions, and an OTLP/HTTP receiver for end-to-end tests.
  */
+
+export {
+  ATTR_REEF_ACTOR_ADDRESS,
+  ATTR_REEF_ACTOR_ID,
+  ATTR_REEF_ASK,
+  ATTR_REEF_MESSAGE_TYPE,
+  ATTR_REEF_PING_RELAY_HOPS,
+  ATTR_REEF_PING_TARGET,
+  ATTR_REEF_ROLE,
+  ATTR_RPC_GRPC_STATUS_CODE,
+  ATTR_RPC_METHOD,
+  ATTR_RPC_SERVICE,
+  ATTR_RPC_SYSTEM,
+  RPC_SYSTEM_GRPC
+} from "./attributes.js"
 export {
   type ActorIdentity,
-  ATTR_REEF_ACTOR_ID,
-  ATTR_REEF_ROLE,
   ATTR_SERVICE_INSTANCE_ID,
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,

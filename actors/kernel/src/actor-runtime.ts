@@ -16,7 +16,13 @@
  * the mailbox, run onStop, and publish a leaving heartbeat.
  */
 import { randomUUID } from "node:crypto"
-import { parentSpanFromTraceparent, withMessagingSpan } from "@reef/observability/tracing"
+import {
+  ATTR_MESSAGING_MESSAGE_BODY_SIZE,
+  ATTR_REEF_ACTOR_ADDRESS,
+  ATTR_REEF_MESSAGE_TYPE,
+  parentSpanFromTraceparent,
+  withMessagingSpan
+} from "@reef/observability/tracing"
 import {
   type ActorAddress,
   ActorStatus,
@@ -275,14 +281,18 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const processSpan = (message: BusMessage, attributes: Record<string, unknown>) =>
       withMessagingSpan("process", message.subject, {
         parent: Option.getOrUndefined(parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER))),
-        attributes: { ...attributes, "reef.actor": actorName, "messaging.message.body.size": message.data.length }
+        attributes: {
+          ...attributes,
+          [ATTR_REEF_ACTOR_ADDRESS]: actorName,
+          [ATTR_MESSAGING_MESSAGE_BODY_SIZE]: message.data.length
+        }
       })
 
     /** Handles one delivery inside a `process` span. Failures are already reported; only defects escape. */
     const handleDelivery = (delivery: Delivery): Effect.Effect<void, never, R> => {
       if (delivery._tag === "Single") {
         return runHandler(delivery.message, delivery.handler, delivery.value).pipe(
-          processSpan(delivery.message, { "reef.message.type": delivery.handler.request.$type }),
+          processSpan(delivery.message, { [ATTR_REEF_MESSAGE_TYPE]: delivery.handler.request.$type }),
           Effect.zipRight(Metric.increment(metrics.handled)),
           Effect.catchAll(() => Effect.void)
         )
@@ -295,7 +305,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         }).pipe(Effect.ensuring(Effect.sync(() => stats.recordLatency(performance.now() - startedMs))))
       }).pipe(
         processSpan(delivery.message, {
-          "reef.message.type": EnvelopeBatch.$type,
+          [ATTR_REEF_MESSAGE_TYPE]: EnvelopeBatch.$type,
           "messaging.batch.message_count": delivery.entries.length
         }),
         Effect.zipRight(Metric.incrementBy(metrics.handled, delivery.entries.length))
@@ -348,7 +358,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           runFork(
             concurrency.withPermits(1)(
               runHandler(message, handler, decoded.right).pipe(
-                processSpan(message, { "reef.message.type": type }),
+                processSpan(message, { [ATTR_REEF_MESSAGE_TYPE]: type }),
                 Effect.catchAll(() => Effect.void),
                 Effect.catchAllDefect((defect) => Effect.logError("concurrent handler died", defect))
               )

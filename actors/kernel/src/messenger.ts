@@ -5,7 +5,12 @@
  */
 
 import { BinaryWriter } from "@bufbuild/protobuf/wire"
-import { currentTraceparent, withMessagingSpan } from "@reef/observability/tracing"
+import {
+  ATTR_REEF_ASK,
+  ATTR_REEF_MESSAGE_TYPE,
+  currentTraceparent,
+  withMessagingSpan
+} from "@reef/observability/tracing"
 import { type ActorAddress, EnvelopeBatch, ErrorDetail } from "@reef/proto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -60,7 +65,7 @@ export interface MessengerShape {
 export class Messenger extends Context.Tag("@reef/kernel/Messenger")<Messenger, MessengerShape>() {}
 
 const typeAttribute = (type: string, bytes: number) => ({
-  "reef.message.type": type,
+  [ATTR_REEF_MESSAGE_TYPE]: type,
   "messaging.message.body.size": bytes
 })
 
@@ -141,7 +146,7 @@ export const makeMessenger = Effect.gen(function* () {
           Effect.flatMap((headers) => bus.request(subject, bytes, headers, timeoutMs)),
           Effect.flatMap((reply) => decodeReply(subject, protocol.reply, reply)),
           withMessagingSpan("send", subject, {
-            attributes: { ...typeAttribute(protocol.request.$type, bytes.length), "reef.ask": true }
+            attributes: { ...typeAttribute(protocol.request.$type, bytes.length), [ATTR_REEF_ASK]: true }
           })
         )
       )
