@@ -43,10 +43,23 @@ if ! have_jemalloc; then
   echo "bootstrap: installing jemalloc (apt)"
   apt_install libjemalloc2
 fi
+# A system service an apt package may have started (Debian starts redis-server on 6379): tests and benchmarks
+# start their own on free ports, so the system one is only in the way.
+stop_system_service() {
+  as_root systemctl disable --now "$1" >/dev/null 2>&1 || as_root service "$1" stop >/dev/null 2>&1 || true
+}
+# redis-server and redis-benchmark (redis-tools): the Redis peer of `pnpm bench popuc` and its test
+# (bench/src/peers/redis.test.ts, part of `pnpm test`); AirDB's tests use a real Redis too.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1; then
+  echo "bootstrap: installing redis-server and redis-tools (apt)"
+  apt_install redis-server redis-tools
+  stop_system_service redis-server
+fi
 # The POPUC benchmark compares against real etcd (driven by its own Go client, built offline from Debian's
-# sources) and Redis; install and build them only when asked: REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh
+# sources); install and build them only when asked: REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh
+# (without them the etcd test skips and says how to enable it).
 if [ "${REEF_BENCH_PEERS:-0}" = 1 ]; then
-  echo "bootstrap: etcd, redis and the Go etcd load generator (apt + offline go build)"
+  echo "bootstrap: etcd and the Go etcd load generator (apt + offline go build)"
   bash bench/go/build.sh >/dev/null
 fi
 
