@@ -19,10 +19,11 @@ import {
   startNatsServer
 } from "@reef/kernel"
 import { CounterAdd, CounterValue } from "@reef/proto"
+import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { machine, peakRssMb, percentile, printTable, round, writeResult } from "./report.js"
+import { machine, peakRssMb, printTable, round, writeResult } from "./report.js"
 
 const CLUSTER = "bench"
 const target = { cluster: CLUSTER, role: "counter", id: "b1" }

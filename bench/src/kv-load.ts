@@ -5,8 +5,8 @@
  * limit).
  */
 import { type DeploymentMode, type KvClient, makeKvClient } from "@reef/replica"
+import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
-import { percentile } from "./report.js"
 
 export interface KvLoadResult {
   readonly ops: number

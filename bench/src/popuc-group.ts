@@ -3,7 +3,7 @@
  * nats-server), and what a benchmark reads back from it: engine stats over gRPC and RSS from /proc.
  */
 import { readFileSync } from "node:fs"
-import { startReefChild, stopTogetherOnClose } from "@reef/cli"
+import { startReefChild, stopTogetherOnClose } from "@reef/devkit"
 import { freePort } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"

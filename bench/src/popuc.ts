@@ -61,7 +61,7 @@ interface Plan {
   readonly warmUpMs: number
   /**
    * When idle RSS is read (the full run only): `settleMs` after a group starts, once the allocator has
-   * returned start-up garbage (JEMALLOC_CONF in @reef/cli: 5 s decay), and after its loads once the largest
+   * returned start-up garbage (JEMALLOC_CONF in @reef/devkit: 5 s decay), and after its loads once the largest
    * replica is back within IDLE_RSS_BUDGET_MB, polled for at most `afterLoadMaxMs`. V8's memory reducer takes
    * its time: the reducer's compacting GCs ran 16-18 s after the load at N = 3 (--trace-gc), while at N = 7
    * the replica that leader mode had sent every request stayed at ~157 MB for ~105 s, then dropped to 116 MB

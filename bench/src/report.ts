@@ -6,7 +6,6 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { percentile as percentileOfSorted } from "@reef/cli"
 
 export const resultsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "results")
 
@@ -33,13 +32,6 @@ export const writeResult = (result: BenchResult): string => {
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`)
   return path
 }
-
-/** The p-th percentile of unsorted `values` (0 when empty), the same rank rule as `reef up --workload`. */
-export const percentile = (values: ReadonlyArray<number>, p: number): number =>
-  percentileOfSorted(
-    [...values].sort((a, b) => a - b),
-    p
-  )
 
 export const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
 

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { reefArgv } from "@reef/cli"
+import { reefArgv } from "@reef/devkit"
 import { freePort } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"

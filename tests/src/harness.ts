@@ -3,7 +3,7 @@
  * processes), a kernel client on the real server, and helpers to wait for things without timing thresholds.
  */
 import type { ChildProcess } from "node:child_process"
-import { startReefChild } from "@reef/cli"
+import { startReefChild } from "@reef/devkit"
 import { type Kernel, type Nats, type NatsServer, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -3,6 +3,7 @@
  * concurrent KV workload for the linearizability checker.
  */
 
+import { GrpcCode } from "@reef/grpc"
 import type { NatsServer } from "@reef/kernel"
 import { freePort } from "@reef/kernel"
 import {
@@ -84,7 +85,7 @@ export const prng = (seed: number) => () => {
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString()
 /** DEADLINE_EXCEEDED and UNAVAILABLE after sending may or may not have taken effect. */
-const isAmbiguous = (e: KvCallError) => e.code === 4 || e.code === 14
+const isAmbiguous = (e: KvCallError) => e.code === GrpcCode.DEADLINE_EXCEEDED || e.code === GrpcCode.UNAVAILABLE
 
 /**
  * `clients` concurrent clients, each running `opsPerClient` random operations (set, get, cas, delete) over

@@ -3,6 +3,7 @@
  * grows to 5. The two new processes start knowing the target membership, catch up from the group, and can
  * only join once the change, proposed through consensus, has taken effect.
  */
+import { GrpcCode } from "@reef/grpc"
 import { freePort } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
@@ -24,7 +25,7 @@ describe("membership change through consensus", () => {
         yield* client.set("before", Buffer.from("3 replicas"))
         // An invalid member list is refused at the edge.
         const refused = yield* client.reconfigure(0, ["r1", "r2"]).pipe(Effect.flip)
-        expect(refused.code).toBe(3)
+        expect(refused.code).toBe(GrpcCode.INVALID_ARGUMENT)
       }).pipe(Effect.scoped)
     )
     // The new members are ready (joined and caught up) only once the change that adds them took effect.

@@ -2,7 +2,7 @@
  * The counter role: a small real actor that exercises the whole kernel (tell, ask, batches, failures,
  * supervision). `reef up` runs it for the main workload and `pnpm bench kernel` measures with it.
  */
-import { CounterAdd, CounterFail, CounterGet, CounterValue } from "@reef/proto"
+import { CounterAdd, CounterFail, CounterGet, CounterValue, ErrorCode } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import { defineActor, onAsk, onTellBatch, rpc } from "./actor.js"
@@ -48,7 +48,9 @@ export const counterActor = defineActor<CounterState>({
     onAsk(CounterFailRpc, (m) =>
       m.defect
         ? Effect.die(new Error(`requested defect: ${m.reason}`))
-        : Effect.fail(new HandlerError({ code: 4, message: `requested failure: ${m.reason}` }))
+        : Effect.fail(
+            new HandlerError({ code: ErrorCode.ERROR_CODE_HANDLER_FAILED, message: `requested failure: ${m.reason}` })
+          )
     )
   ]
 })

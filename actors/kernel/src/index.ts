@@ -48,3 +48,4 @@ export { type AskOptions, decodeReply, Messenger, type MessengerShape, messenger
 export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
 export { lmdbStorageLayer, memoryStorageLayer, Storage, StorageError, type StorageShape } from "./storage.js"
 export * from "./subjects.js"
+export { TurnBatcher, type TurnBatcherOptions } from "./turn-batcher.js"

@@ -4,7 +4,7 @@
  * new session, and deadlines hold.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { framedSession, grpcService, serveGrpc } from "@reef/gateway"
+import { framedSession, GrpcCode, grpcService, serveGrpc } from "@reef/grpc"
 import { KVService } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -58,7 +58,7 @@ describe("KV client sessions", () => {
       const hanging = yield* Effect.fork(Effect.flip(client.set("hang", Buffer.from("x"))))
       yield* Effect.sleep("100 millis")
       yield* Scope.close(first.scope, Exit.void)
-      expect(yield* Fiber.join(hanging)).toMatchObject({ method: "Set", code: 14 })
+      expect(yield* Fiber.join(hanging)).toMatchObject({ method: "Set", code: GrpcCode.UNAVAILABLE })
       const second = yield* serve(first.server.port)
       expect((yield* client.set("k", Buffer.from("abcd"))).version).toBe(4)
       yield* Scope.close(second.scope, Exit.void)
@@ -103,7 +103,10 @@ describe("KV client sessions", () => {
     Effect.gen(function* () {
       const { server, scope } = yield* serve()
       const client = yield* makeKvClient({ replicas: [server.address], timeoutMs: 200 })
-      expect(yield* Effect.flip(client.set("hang", Buffer.from("x")))).toMatchObject({ method: "Set", code: 4 })
+      expect(yield* Effect.flip(client.set("hang", Buffer.from("x")))).toMatchObject({
+        method: "Set",
+        code: GrpcCode.DEADLINE_EXCEEDED
+      })
       yield* Scope.close(scope, Exit.void)
     })
   )

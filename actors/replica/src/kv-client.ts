@@ -14,7 +14,8 @@
  * new one.
  */
 import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
-import { MAX_SESSION_FRAME_BYTES } from "@reef/gateway"
+import { MAX_SESSION_FRAME_BYTES } from "@reef/grpc"
+import { TurnBatcher } from "@reef/kernel"
 import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import {
   type CompareAndSetResponse,
@@ -92,12 +93,12 @@ interface Session {
   readonly stream: ClientDuplexStream<KvRequests, KvReplies>
   readonly waiting: Map<number, SessionWaiter>
   /** Requests issued in this turn of the event loop, sent as one frame when it ends (or once it is large). */
-  outbox: Array<KvRequest>
-  outboxBytes: number
+  readonly outbox: TurnBatcher<KvRequest>
 }
 
 /** About how many bytes a request adds to its frame (frames stay under MAX_SESSION_FRAME_BYTES). */
-const requestBytes = (op: SessionOp): number => 32 + keyValueBytes(op.value)
+const requestBytes = (request: KvRequest): number =>
+  32 + (request.op === undefined ? 0 : keyValueBytes(request.op.value))
 
 type Unary<I, O> = (
   request: I,
@@ -133,15 +134,19 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
     const sessions: Array<Session | undefined> = options.replicas.map(() => undefined)
     let nextId = 1
     const openSession = (replica: number): Session => {
+      const stream = clients[replica]!.session()
       const session: Session = {
-        stream: clients[replica]!.session(),
+        stream,
         waiting: new Map(),
-        outbox: [],
-        outboxBytes: 0
+        outbox: new TurnBatcher({
+          flush: (requests) => stream.write({ requests }),
+          sizeOf: requestBytes,
+          maxSize: MAX_SESSION_FRAME_BYTES
+        })
       }
       // A broken session is never picked again (`sessions` drops it), so its outbox stays empty from here on.
       const broken = (details: string) => {
-        session.outbox = []
+        session.outbox.clear()
         if (sessions[replica] === session) sessions[replica] = undefined
         for (const waiter of session.waiting.values()) {
           waiter.settle(callError(waiter.method, replica, status.UNAVAILABLE, `session broken: ${details}`))
@@ -180,18 +185,11 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
           for (const session of sessions) {
             if (session === undefined) continue
             // Requests issued in this very turn still go out before the stream ends.
-            sendOutbox(session)
+            session.outbox.flush()
             session.stream.end()
           }
         })
     )
-
-    const sendOutbox = (session: Session) => {
-      const requests = session.outbox
-      session.outbox = []
-      session.outboxBytes = 0
-      if (requests.length > 0) session.stream.write({ requests })
-    }
 
     const viaSession = <C extends SessionOp["$case"]>(method: string, replica: number, op: SessionOp & { $case: C }) =>
       Effect.flatMap(currentTraceparent, (traceparent) =>
@@ -214,10 +212,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
               )
             }
           })
-          if (session.outbox.length === 0) setImmediate(() => sendOutbox(session))
-          session.outbox.push({ id, op, traceparent: Option.getOrElse(traceparent, () => "") })
-          session.outboxBytes += requestBytes(op)
-          if (session.outboxBytes >= MAX_SESSION_FRAME_BYTES) sendOutbox(session)
+          session.outbox.add({ id, op, traceparent: Option.getOrElse(traceparent, () => "") })
           return Effect.sync(() => void session.waiting.delete(id))
         })
       )
@@ -236,7 +231,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
                     new KvCallError({
                       method,
                       replica: options.replicas[replica]!,
-                      code: error.code ?? 2,
+                      code: error.code ?? status.UNKNOWN,
                       details: error.details ?? error.message
                     })
                   )

@@ -1,5 +1,5 @@
 /** The per-request answerer of reef.v1.KV/Session: dispatch by op, and failures as the reply's error. */
-import { InvalidRequestError } from "@reef/gateway"
+import { GrpcCode, InvalidRequestError } from "@reef/grpc"
 import { HandlerError } from "@reef/kernel"
 import { ErrorCode, type KvRequest } from "@reef/proto"
 import * as Effect from "effect/Effect"
@@ -41,18 +41,26 @@ describe("KV session requests", () => {
   it("a failure is the reply's error with the unary call's status: INVALID_ARGUMENT, RESOURCE_EXHAUSTED", () => {
     expect(answer({ op: { $case: "delete", value: { key: "" } } }).reply.result).toEqual({
       $case: "error",
-      value: { grpcCode: 3, code: ErrorCode.ERROR_CODE_INVALID_ARGUMENT, message: expect.stringContaining("key") }
+      value: {
+        grpcCode: GrpcCode.INVALID_ARGUMENT,
+        code: ErrorCode.ERROR_CODE_INVALID_ARGUMENT,
+        message: expect.stringContaining("key")
+      }
     })
     expect(answer({ op: { $case: "set", value: { key: "busy", value: Buffer.alloc(0) } } }).reply.result).toEqual({
       $case: "error",
-      value: { grpcCode: 8, code: ErrorCode.ERROR_CODE_OVERLOADED, message: "pending buffer full" }
+      value: {
+        grpcCode: GrpcCode.RESOURCE_EXHAUSTED,
+        code: ErrorCode.ERROR_CODE_OVERLOADED,
+        message: "pending buffer full"
+      }
     })
   })
 
   it("a request without an op is INVALID_ARGUMENT; a defect is INTERNAL and logged", () => {
-    expect(answer({}).reply.result).toMatchObject({ $case: "error", value: { grpcCode: 3 } })
+    expect(answer({}).reply.result).toMatchObject({ $case: "error", value: { grpcCode: GrpcCode.INVALID_ARGUMENT } })
     const died = answer({ op: { $case: "delete", value: { key: "k" } } })
-    expect(died.reply.result).toMatchObject({ $case: "error", value: { grpcCode: 13 } })
+    expect(died.reply.result).toMatchObject({ $case: "error", value: { grpcCode: GrpcCode.INTERNAL } })
     expect(died.defects).toHaveLength(1)
   })
 

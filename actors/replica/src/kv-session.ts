@@ -4,13 +4,14 @@
  * engine, even a defect) becomes that reply's `error`, with the status the unary call would have ended with.
  */
 import {
+  GrpcCode,
   type SessionFrames,
   type SessionShortcut,
   statusOfCause,
   statusOfFailure,
   type TaggedFailure,
   withServerSpan
-} from "@reef/gateway"
+} from "@reef/grpc"
 import {
   type CompareAndSetRequest,
   type CompareAndSetResponse,
@@ -71,7 +72,10 @@ const dispatch = <R>(ops: KvOperations<R>, request: KvRequest): [string, Effect.
     case "compareAndSet":
       return ["CompareAndSet", Effect.map(ops.compareAndSet(op.value), (value) => ({ $case: "compareAndSet", value }))]
     case undefined:
-      return ["Unknown", Effect.succeed(errorResult(3, ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "op: must be set"))]
+      return [
+        "Unknown",
+        Effect.succeed(errorResult(GrpcCode.INVALID_ARGUMENT, ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "op: must be set"))
+      ]
   }
 }
 
@@ -103,7 +107,7 @@ export const makeSessionAnswerer =
   }
 
 /**
- * Callback forms of the KV operations, for the session shortcut (gateway `SessionShortcut`): each calls `done`
+ * Callback forms of the KV operations, for the session shortcut (@reef/grpc `SessionShortcut`): each calls `done`
  * once with the response or the failure, or returns false to leave the request to the Effect operation (an
  * invalid argument, say, which the Effect operation words and traces like any other failure).
  */

@@ -8,7 +8,7 @@
  * before it started. tests/src/popuc-kv.test.ts checks recorded histories with a linearizability checker.
  */
 import { createHash } from "node:crypto"
-import { framedSession, grpcService, InvalidRequestError, serveGrpc } from "@reef/gateway"
+import { framedSession, grpcService, InvalidRequestError, serveGrpc } from "@reef/grpc"
 import { defineActor, HandlerError, type Kernel, KernelConfig, Messenger, onAsk, rpc, spawn } from "@reef/kernel"
 import {
   type AppliedBatch,

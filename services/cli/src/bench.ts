@@ -1,7 +1,7 @@
 /** `reef bench <suite>`: runs `pnpm bench <suite>` (build, then bench/dist/main.js) from the repository root. */
 import { Command } from "@effect/platform"
+import { repoRoot } from "@reef/devkit"
 import * as Effect from "effect/Effect"
-import { repoRoot } from "./self-command.js"
 
 export const runBench = (suite: string, quick: boolean) =>
   Command.make("pnpm", "--silent", "bench", suite, ...(quick ? ["--quick"] : [])).pipe(

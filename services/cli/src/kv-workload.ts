@@ -3,9 +3,10 @@
  * group, then every replica must report the same state hash.
  */
 import { makeKvClient } from "@reef/replica"
+import { percentileOfSorted } from "@reef/stats"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { percentile, type WorkloadRow } from "./workload.js"
+import type { WorkloadRow } from "./workload.js"
 
 export const kvWorkload = (
   replicas: ReadonlyArray<string>,
@@ -51,8 +52,8 @@ export const kvWorkload = (
           operations: n,
           seconds,
           perSecond: n / seconds,
-          p50Ms: percentile(latencies, 50),
-          p99Ms: percentile(latencies, 99),
+          p50Ms: percentileOfSorted(latencies, 50),
+          p99Ms: percentileOfSorted(latencies, 99),
           check
         })
       })

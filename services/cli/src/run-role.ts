@@ -3,6 +3,7 @@
  * and runs until SIGTERM/SIGINT, when the scope closes: subscriptions drain, mailboxes empty, a leaving
  * heartbeat goes out, and the last spans are exported.
  */
+import { READY_PREFIX } from "@reef/devkit"
 import { natsKernelLayer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import * as Data from "effect/Data"
@@ -22,7 +23,7 @@ export const runRole = (role: string, options: RunOptions) =>
     if (launcher === undefined) return yield* new UnknownRoleError({ role })
     const description = yield* launcher.start(options)
     // One parseable line: `reef up` and the tests wait for it.
-    yield* Effect.sync(() => console.log(`reef ready: ${description} (pid ${process.pid})`))
+    yield* Effect.sync(() => console.log(`${READY_PREFIX} ${description} (pid ${process.pid})`))
     return yield* Effect.never
   }).pipe(
     Effect.scoped,

@@ -4,10 +4,10 @@
  * membership view, prints the actor table, and either runs the demo workload and shuts down (--workload)
  * or stays up until Ctrl-C.
  */
+import { startReefChild, stopTogetherOnClose } from "@reef/devkit"
 import { freePort, isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { startReefChild, stopTogetherOnClose } from "./child-process.js"
 import { clusterPlan } from "./cluster-plan.js"
 import { kvWorkload } from "./kv-workload.js"
 import { printMembers } from "./status.js"

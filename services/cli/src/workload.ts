@@ -5,6 +5,7 @@
 
 import { CounterAddRpc, CounterGetRpc, Messenger, PingRpc } from "@reef/kernel"
 import { type ActorAddress, CounterAdd } from "@reef/proto"
+import { percentileOfSorted } from "@reef/stats"
 import * as Effect from "effect/Effect"
 
 export interface WorkloadRow {
@@ -16,10 +17,6 @@ export interface WorkloadRow {
   readonly p99Ms?: number
   readonly check: string
 }
-
-/** The p-th percentile of an ascending array (0 when empty). */
-export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
   Effect.gen(function* () {
@@ -48,8 +45,8 @@ export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
       operations: asks,
       seconds,
       perSecond: asks / seconds,
-      p50Ms: percentile(latencies, 50),
-      p99Ms: percentile(latencies, 99),
+      p50Ms: percentileOfSorted(latencies, 50),
+      p99Ms: percentileOfSorted(latencies, 99),
       check: "every ask answered"
     })
 

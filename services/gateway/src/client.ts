@@ -4,7 +4,15 @@
  * (so a trace can start at the CLI), and gRPC failures as one tagged error carrying the status.
  */
 import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
-import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
+import { REEF_ERROR_CODE_TRAILER } from "@reef/grpc"
+import {
+  ATTR_RPC_METHOD,
+  ATTR_RPC_SERVICE,
+  ATTR_RPC_SYSTEM,
+  currentTraceparent,
+  RPC_SYSTEM_GRPC,
+  TRACEPARENT_HEADER
+} from "@reef/observability/tracing"
 import {
   type ActorAddress,
   ClusterClient,
@@ -17,7 +25,6 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { REEF_ERROR_CODE_TRAILER } from "./status.js"
 
 /** A Cluster call failed; `code` is the gRPC status, `reefCode` the `reef-error-code` trailer when sent. */
 export class GatewayCallError extends Data.TaggedError("GatewayCallError")<{
@@ -65,7 +72,7 @@ const traceMetadata = Effect.map(currentTraceparent, (traceparent) => {
 const clientSpan = (method: string) =>
   Effect.withSpan(`reef.v1.Cluster/${method}`, {
     kind: "client",
-    attributes: { "rpc.system": "grpc", "rpc.service": "reef.v1.Cluster", "rpc.method": method }
+    attributes: { [ATTR_RPC_SYSTEM]: RPC_SYSTEM_GRPC, [ATTR_RPC_SERVICE]: "reef.v1.Cluster", [ATTR_RPC_METHOD]: method }
   })
 
 type Unary<I, O> = (

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { InvalidRequestError } from "@reef/grpc"
 import { type Member, MemberState } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import {
@@ -9,7 +10,6 @@ import {
   validateRole,
   watchedEvent
 } from "./cluster-service.js"
-import { InvalidRequestError } from "./errors.js"
 
 const member = (role: string, id: string, state: MemberState): Member => ({
   address: { cluster: "test", role, id },

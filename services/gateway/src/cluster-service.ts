@@ -1,9 +1,11 @@
 /**
  * `reef.v1.Cluster`, the cluster's client API: the gateway's membership view (ListActors, WatchMembership)
  * and Ping through the actor kernel. Requests are validated here, at the edge, so a bad one is refused with
- * INVALID_ARGUMENT and a message instead of reaching the bus. Statuses come from status.ts via handlers.ts.
+ * INVALID_ARGUMENT and a message instead of reaching the bus. Statuses come from @reef/grpc's one mapping.
  */
+import { type CallInfo, type GrpcService, grpcService, InvalidRequestError } from "@reef/grpc"
 import { addressProblem, formatAddress, isValidToken, KernelConfig, Membership, Messenger, PingRpc } from "@reef/kernel"
+import { ATTR_REEF_PING_RELAY_HOPS, ATTR_REEF_PING_TARGET } from "@reef/observability/tracing"
 import {
   type ActorAddress,
   ClusterService,
@@ -14,8 +16,6 @@ import {
 } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { InvalidRequestError } from "./errors.js"
-import { type CallInfo, type GrpcService, grpcService } from "./handlers.js"
 
 /** Largest Ping payload the gateway forwards (UTF-8 bytes). */
 export const MAX_PING_PAYLOAD_BYTES = 64 * 1024
@@ -134,8 +134,8 @@ export const makeClusterService = (
           // The client's deadline is wall-clock time, so it is compared with wall-clock time (not Effect's Clock).
           const timeoutMs = pingTimeoutMs(pingBoundMs, call, yield* Effect.sync(() => Date.now()))
           yield* Effect.annotateCurrentSpan({
-            "reef.ping.target": formatAddress(ping.target),
-            "reef.ping.relay_hops": ping.relay.length
+            [ATTR_REEF_PING_TARGET]: formatAddress(ping.target),
+            [ATTR_REEF_PING_RELAY_HOPS]: ping.relay.length
           })
           return yield* messenger.ask(ping.target, PingRpc, ping, { timeoutMs })
         })

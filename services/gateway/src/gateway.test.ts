@@ -8,6 +8,7 @@ import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { credentials, loadPackageDefinition, Metadata, makeGenericClientConstructor, status } from "@grpc/grpc-js"
 import { loadSync } from "@grpc/proto-loader"
+import { GrpcCode, SHUTTING_DOWN_DETAILS } from "@reef/grpc"
 import { counterActor, isJoined, Membership, memoryKernelLayer, spawn } from "@reef/kernel"
 import { ObservabilityTest, TestSpans } from "@reef/observability"
 import { ClusterClient, type Member, MemberState, type MembershipEvent } from "@reef/proto"
@@ -21,7 +22,6 @@ import * as Stream from "effect/Stream"
 import { service as healthService } from "grpc-health-check"
 import { type GatewayCallError, listActors, ping, watchMembership } from "./client.js"
 import { runGateway } from "./gateway.js"
-import { SHUTTING_DOWN_DETAILS } from "./status.js"
 
 const CLUSTER = "test"
 const kernel = memoryKernelLayer({ cluster: CLUSTER })
@@ -212,7 +212,7 @@ describe("reef.v1.Cluster/Ping", () => {
           "rpc.system": "grpc",
           "rpc.service": "reef.v1.Cluster",
           "rpc.method": "Ping",
-          "rpc.grpc.status_code": 0
+          "rpc.grpc.status_code": GrpcCode.OK
         })
         // The actor's `process` span continues the same trace across the bus.
         const process = spans.find(

@@ -6,13 +6,13 @@
  * Order matters: the actor joins only once the port is bound, so "gateway joined" means "gRPC is served";
  * on shutdown it leaves first, then the server drains.
  */
+import { type GrpcServerInfo, serveGrpc } from "@reef/grpc"
 import { defineActor, type Kernel, spawn } from "@reef/kernel"
 import { protoRoot } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { type ClusterServiceOptions, makeClusterService } from "./cluster-service.js"
-import { type GrpcServerInfo, serveGrpc } from "./grpc-server.js"
 
 export const GATEWAY_ROLE = "gateway"
 export const DEFAULT_GATEWAY_PORT = 50051

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { allocatorEnv, JEMALLOC_CONF, JEMALLOC_PATHS } from "./self-command.js"
+import { allocatorEnv, JEMALLOC_CONF, JEMALLOC_PATHS } from "./reef-command.js"
 
 const library = JEMALLOC_PATHS[0]!
 const installed = (path: string) => path === library

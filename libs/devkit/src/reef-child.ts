@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { allocatorEnv, reefArgv } from "./self-command.js"
+import { allocatorEnv, reefArgv } from "./reef-command.js"
 
 export class ChildStartError extends Data.TaggedError("ChildStartError")<{
   readonly name: string

@@ -1,5 +1,5 @@
 /**
- * Bidirectional sessions (handlers.ts `sessionHandler`) over a real grpc-js server and client, with a tiny
+ * Bidirectional sessions (session.ts `sessionHandler`) over a real grpc-js server and client, with a tiny
  * hand-written service whose messages are UTF-8 strings "<id>:<command>".
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -16,7 +16,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import { serveGrpc } from "./grpc-server.js"
-import { framedSession, grpcService, MAX_SESSION_FRAME_BYTES, type SessionFrames } from "./handlers.js"
+import { grpcService } from "./handlers.js"
+import { framedSession, MAX_SESSION_FRAME_BYTES, type SessionFrames } from "./session.js"
 
 const utf8 = {
   serialize: (s: string) => Buffer.from(s),
@@ -38,7 +39,8 @@ const EchoService = {
 const pipeFrames: SessionFrames<string, string, string, string> = {
   requests: (frame) => frame.split("|"),
   replies: (replies) => replies.join("|"),
-  replyBytes: (reply) => reply.length
+  /** With its "|" separator, so a frame's length is at most the sum of its replies' sizes. */
+  replyBytes: (reply) => reply.length + 1
 }
 
 type EchoClient = { session(): ClientDuplexStream<string, string> } & { close(): void }
@@ -190,23 +192,23 @@ describe("gRPC sessions (bidirectional methods)", () => {
       })
   )
 
-  it.scopedLive("a framed session sends a reply frame once it holds MAX_SESSION_FRAME_BYTES", () =>
+  it.scopedLive("a framed session sends a reply frame early rather than let it grow past MAX_SESSION_FRAME_BYTES", () =>
     Effect.gen(function* () {
       const server = yield* serveGrpc({
         services: [
           grpcService(EchoService, {
             session: framedSession(pipeFrames, (request: string) =>
-              Effect.succeed(`${request}:${"x".repeat(MAX_SESSION_FRAME_BYTES / 2)}`)
+              Effect.succeed(`${request}:${"x".repeat(MAX_SESSION_FRAME_BYTES / 4)}`)
             )
           })
         ]
       })
       const session = yield* openSession(server.address)
-      // Five replies of half the bound each, completed in one turn: three frames, none over the bound.
+      // Five replies of a little over a quarter of the bound each, completed in one turn: three fit in a frame.
       session.stream.write("1|2|3|4|5")
       yield* until(() => session.replies.flatMap((frame) => frame.split("|")).length === 5)
-      expect(session.replies.length).toBe(3)
-      for (const frame of session.replies) expect(frame.length).toBeLessThanOrEqual(MAX_SESSION_FRAME_BYTES + 16)
+      expect(session.replies.map((frame) => frame.split("|").length)).toEqual([3, 2])
+      for (const frame of session.replies) expect(frame.length).toBeLessThanOrEqual(MAX_SESSION_FRAME_BYTES)
     })
   )
 

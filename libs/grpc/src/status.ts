@@ -1,10 +1,17 @@
 /**
  * The ONE place where Reef failures become gRPC status codes (style §6: status codes only at the edge).
- * Actors and the kernel speak `reef.v1.ErrorCode`, a closed set; the gateway translates each failure it sees
- * (a kernel tagged error, an actor's ErrorDetail inside RemoteError, its own InvalidRequestError, a defect or
- * an interruption) into a status code plus a detail message. Pure: no I/O, no grpc-js objects beyond the enum.
+ * Actors and the kernel speak `reef.v1.ErrorCode`, a closed set; a gRPC server translates each failure it sees
+ * (a kernel tagged error, an actor's ErrorDetail inside RemoteError, an InvalidRequestError, a defect or an
+ * interruption) into a status code plus a detail message. Pure: no I/O, no grpc-js objects beyond the enum.
  */
 import { status } from "@grpc/grpc-js"
+
+/**
+ * gRPC status codes by name (grpc-js's `status` enum, so they compare with a `ServiceError`'s code): write
+ * `GrpcCode.UNAVAILABLE`, never `14`.
+ */
+export { status as GrpcCode } from "@grpc/grpc-js"
+
 import { errorCodeOf } from "@reef/kernel"
 import { ErrorCode } from "@reef/proto"
 import * as Cause from "effect/Cause"
@@ -49,7 +56,7 @@ export const grpcCodeOf = (code: ErrorCode): status => {
       return status.UNAVAILABLE
     case ErrorCode.ERROR_CODE_CONFLICT:
       return status.ABORTED
-    // Undecodable or unknown messages between gateway and actor are a bug or version skew, not the client's fault.
+    // Undecodable or unknown messages between a server and an actor are a bug or version skew, not the client's fault.
     case ErrorCode.ERROR_CODE_UNKNOWN_TYPE:
     case ErrorCode.ERROR_CODE_MALFORMED:
     case ErrorCode.ERROR_CODE_HANDLER_FAILED:
@@ -59,7 +66,7 @@ export const grpcCodeOf = (code: ErrorCode): status => {
   }
 }
 
-/** The Reef error code of a tagged failure: the gateway's own errors first, then the kernel's mapping. */
+/** The Reef error code of a tagged failure: the edge's own errors first, then the kernel's mapping. */
 export const reefCodeOf = (error: TaggedFailure): ErrorCode =>
   error._tag === "InvalidRequestError" ? ErrorCode.ERROR_CODE_INVALID_ARGUMENT : errorCodeOf(error)
 
@@ -69,10 +76,10 @@ export const statusOfFailure = (error: TaggedFailure): GrpcStatus => {
   return { code: grpcCodeOf(reefCode), details: error.message || error._tag, reefCode }
 }
 
-/** Detail sent for a defect: the cause goes to the gateway's log, never to the client. */
-export const INTERNAL_DETAILS = "internal error in the gateway (logged)"
-/** Detail sent when the gateway interrupts a call because it is shutting down. */
-export const SHUTTING_DOWN_DETAILS = "the gateway is shutting down"
+/** Detail sent for a defect: the cause goes to the server's log, never to the client. */
+export const INTERNAL_DETAILS = "internal error in the server (logged)"
+/** Detail sent when the server interrupts a call because it is shutting down. */
+export const SHUTTING_DOWN_DETAILS = "the server is shutting down"
 
 /**
  * The status of a failed handler's cause: its first expected failure if any; else a defect is INTERNAL; else

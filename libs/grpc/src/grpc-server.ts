@@ -1,6 +1,6 @@
 /**
- * A grpc-js server as a scoped Effect resource, reusable by any Reef process that serves gRPC (the gateway
- * serves `reef.v1.Cluster`; a replica can serve its own API the same way).
+ * A grpc-js server as a scoped Effect resource for any Reef process that serves gRPC (the gateway serves
+ * `reef.v1.Cluster`, a replica serves `reef.v1.KV`).
  *
  * Every server also gets the standard health service (`grpc.health.v1.Health`: SERVING for "" and for each
  * service while open, NOT_SERVING once shutdown starts) and server reflection built from the given .proto files,
@@ -22,7 +22,8 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check"
-import type { CallRunner, GrpcService } from "./handlers.js"
+import type { CallRunner } from "./call.js"
+import type { GrpcService } from "./handlers.js"
 
 /** The server could not start: protos did not load, or the address could not be bound. */
 export class GrpcServerError extends Data.TaggedError("GrpcServerError")<{

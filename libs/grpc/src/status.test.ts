@@ -41,7 +41,7 @@ describe("grpcCodeOf: every reef.v1.ErrorCode has one gRPC status", () => {
   })
 })
 
-describe("statusOfFailure: kernel and gateway errors, with the error's message as detail", () => {
+describe("statusOfFailure: kernel and edge errors, with the error's message as detail", () => {
   const subject = "reef.test.counter.c1"
   it.each([
     [new AskTimeoutError({ subject, timeoutMs: 100 }), status.DEADLINE_EXCEEDED, ErrorCode.ERROR_CODE_TIMEOUT],
@@ -102,7 +102,7 @@ describe("statusOfCause", () => {
     expect(statusOfCause(cause).code).toBe(status.DEADLINE_EXCEEDED)
   })
 
-  it("a defect is INTERNAL and its message stays in the gateway", () => {
+  it("a defect is INTERNAL and its message stays in the server", () => {
     const result = statusOfCause(Cause.die(new Error("secret stack detail")))
     expect(result).toEqual({
       code: status.INTERNAL,

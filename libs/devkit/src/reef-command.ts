@@ -1,6 +1,8 @@
 /**
- * How `reef` starts more of itself (`reef up` launching `reef run ...` children): from the compiled dist, or
- * from source through tsx when this module is TypeScript (pnpm reef, tests) and the build is stale.
+ * How a Reef process is started (`reef up` launching `reef run ...` children, benchmarks and tests starting
+ * actors): the `reef` entry point (services/cli) from the compiled dist, or from source through tsx when this
+ * module is TypeScript (pnpm reef, tests) and the build is stale. This knows the CLI's path, not its code:
+ * nothing here imports @reef/cli, so bench and tests start actors without depending on it.
  */
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -10,7 +12,7 @@ import { distIsFresh } from "./fresh-dist.js"
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith(".ts")
 
-/** Root of the repository (services/cli/{src,dist}/ -> ../../..). */
+/** Root of the repository (libs/devkit/{src,dist}/ -> ../../..). */
 export const repoRoot: string = join(dirname(here), "..", "..", "..")
 
 /**
