@@ -18,10 +18,11 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   echo "bootstrap: installing nats-server (apt)"
   apt_install nats-server
 fi
-# redis-server from Debian: a segment backend of AirDB (its conformance tests and benchmark start their own).
+# redis-server from Debian (with redis-tools' redis-benchmark, a dependency): a segment backend of AirDB and the
+# Redis peer of `pnpm bench popuc`; their tests (bench/src/peers/redis.test.ts among them) start their own.
 if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then
   echo "bootstrap: installing redis-server (apt)"
-  apt_install redis-server
+  apt_install redis-server redis-tools
   # Debian's package may start a system service on 6379; Reef starts its own servers on free ports.
   if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
 fi
@@ -30,7 +31,7 @@ if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! co
   echo "bootstrap: installing g++, make, python3 (apt)"
   apt_install g++ make python3
 fi
-# jemalloc: the allocator of every actor process reef starts (allocatorEnv in services/cli/src/self-command.ts);
+# jemalloc: the allocator of every actor process reef starts (allocatorEnv in libs/devkit/src/reef-command.ts);
 # glibc's malloc leaves a replica that has served a load ~90 MB larger once idle.
 have_jemalloc() {
   # The paths allocatorEnv looks in (JEMALLOC_PATHS).
@@ -42,18 +43,6 @@ have_jemalloc() {
 if ! have_jemalloc; then
   echo "bootstrap: installing jemalloc (apt)"
   apt_install libjemalloc2
-fi
-# A system service an apt package may have started (Debian starts redis-server on 6379): tests and benchmarks
-# start their own on free ports, so the system one is only in the way.
-stop_system_service() {
-  as_root systemctl disable --now "$1" >/dev/null 2>&1 || as_root service "$1" stop >/dev/null 2>&1 || true
-}
-# redis-server and redis-benchmark (redis-tools): the Redis peer of `pnpm bench popuc` and its test
-# (bench/src/peers/redis.test.ts, part of `pnpm test`); AirDB's tests use a real Redis too.
-if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1; then
-  echo "bootstrap: installing redis-server and redis-tools (apt)"
-  apt_install redis-server redis-tools
-  stop_system_service redis-server
 fi
 # The POPUC benchmark compares against real etcd (driven by its own Go client, built offline from Debian's
 # sources); install and build them only when asked: REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh
