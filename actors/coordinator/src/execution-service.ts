@@ -4,7 +4,7 @@
  * and answered again when it has executed; the replies completed in one turn leave as one frame. A submission
  * takes no fiber: the receipt comes from the driver's callback.
  */
-import { framedSession, grpcService, type SessionFrames } from "@reef/gateway"
+import { framedSession, grpcService, type SessionFrames } from "@reef/grpc"
 import { HandlerError, KernelConfig, Messenger } from "@reef/kernel"
 import {
   type CommitEvent,

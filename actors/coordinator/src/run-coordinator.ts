@@ -4,7 +4,7 @@
  * gets no new work).
  */
 import { randomUUID } from "node:crypto"
-import { serveGrpc } from "@reef/gateway"
+import { serveGrpc } from "@reef/grpc"
 import { type Codec, type Kernel, KernelConfig, Membership, Messenger, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { MemberState, protoRoot } from "@reef/proto"
