@@ -10,6 +10,7 @@ export * from "./hint/errors.js"
 export * from "./hint/format.js"
 export { HintRecorder } from "./hint/recorder.js"
 export { percentileOfSorted } from "./percentile.js"
+export { executeAsPrimary, type PrimaryBlock } from "./primary/execute.js"
 export {
   type AccessObserver,
   type AccessRecorder,

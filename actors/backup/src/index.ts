@@ -1,0 +1,30 @@
+/**
+ * @reef/backup: Ira's backup (paper: ira.md §4.2, App. E). Replays a primary's blocks from compact hints:
+ * a sorted, parallel prefetch of each batch's state, then execution from per-block caches, with the
+ * state-change hash checked after every block. Also the baseline it is measured against.
+ */
+export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
+export {
+  type BatchBlock,
+  type BatchPlan,
+  type PlannedBlock,
+  planBatch,
+  type Slice,
+  sliceBySeeks
+} from "./replay/plan.js"
+export { OnDemandState, PendingWrites, PrefetchedState } from "./replay/prefetched-state.js"
+export { type BatchRead, ReaderError, ReaderPool } from "./replay/reader-pool.js"
+export type { ReadStats } from "./replay/reader-protocol.js"
+export {
+  BackupDivergedError,
+  type BatchReplay,
+  type BlockReplay,
+  CommitError,
+  type ReplayBlock,
+  type ReplayConfig,
+  type ReplayObserver,
+  type ReplaySummary,
+  replay,
+  type TakeBlocks,
+  takeFromArray
+} from "./replay/replayer.js"
