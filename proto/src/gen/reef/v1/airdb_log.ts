@@ -39,10 +39,11 @@ export interface AirDbIntention {
   /** s(T): how many command-log entries the transaction's snapshot had seen. */
   snapshotEntries: number;
   /**
-   * Keys whose modification in (s(T), c(T)) aborts the transaction: the read set under strict
-   * serializability, the write set's keys under snapshot isolation (then empty here: the writes' keys count).
+   * Keys whose modification between s(T) and c(T) aborts the transaction, chosen by the writer: its read set
+   * under strict serializability, its write set's keys under snapshot isolation. Every client checks the
+   * same keys, so clients agree on each outcome whatever isolation level they were configured with.
    */
-  reads: string[];
+  checked: string[];
   writes: AirDbWrite[];
   /** Chosen by the writer, unique within its incarnation (histories and exactly-once checks use it). */
   tx: number;
@@ -356,7 +357,7 @@ export const AirDbCommandEntry: MessageFns<AirDbCommandEntry, "reef.v1.AirDbComm
 };
 
 function createBaseAirDbIntention(): AirDbIntention {
-  return { snapshotEntries: 0, reads: [], writes: [], tx: 0 };
+  return { snapshotEntries: 0, checked: [], writes: [], tx: 0 };
 }
 
 export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"> = {
@@ -366,7 +367,7 @@ export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"
     if (message.snapshotEntries !== 0) {
       writer.uint32(8).uint64(message.snapshotEntries);
     }
-    for (const v of message.reads) {
+    for (const v of message.checked) {
       writer.uint32(18).string(v!);
     }
     for (const v of message.writes) {
@@ -404,7 +405,7 @@ export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"
               break;
             }
 
-            message.reads.push(reader.string());
+            message.checked.push(reader.string());
             continue;
           }
           case 3: {
@@ -442,7 +443,7 @@ export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"
         : isSet(object.snapshot_entries)
         ? globalThis.Number(object.snapshot_entries)
         : 0,
-      reads: globalThis.Array.isArray(object?.reads) ? object.reads.map((e: any) => globalThis.String(e)) : [],
+      checked: globalThis.Array.isArray(object?.checked) ? object.checked.map((e: any) => globalThis.String(e)) : [],
       writes: globalThis.Array.isArray(object?.writes) ? object.writes.map((e: any) => AirDbWrite.fromJSON(e)) : [],
       tx: isSet(object.tx) ? globalThis.Number(object.tx) : 0,
     };
@@ -453,8 +454,8 @@ export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"
     if (message.snapshotEntries !== 0) {
       obj.snapshotEntries = Math.round(message.snapshotEntries);
     }
-    if (message.reads?.length) {
-      obj.reads = message.reads;
+    if (message.checked?.length) {
+      obj.checked = message.checked;
     }
     if (message.writes?.length) {
       obj.writes = message.writes.map((e) => AirDbWrite.toJSON(e));
@@ -471,7 +472,7 @@ export const AirDbIntention: MessageFns<AirDbIntention, "reef.v1.AirDbIntention"
   fromPartial(object: DeepPartial<AirDbIntention>): AirDbIntention {
     const message = createBaseAirDbIntention();
     message.snapshotEntries = object.snapshotEntries ?? 0;
-    message.reads = object.reads?.map((e) => e) || [];
+    message.checked = object.checked?.map((e) => e) || [];
     message.writes = object.writes?.map((e) => AirDbWrite.fromPartial(e)) || [];
     message.tx = object.tx ?? 0;
     return message;
