@@ -15,7 +15,8 @@ const config: StoreConfig = {
   formatVersion: 1,
   conflictWindow: 16,
   timely: { snapshotEvery: 10, epsilon: 0.2 },
-  snapshotTtlMs: 1000
+  snapshotTtlMs: 1000,
+  layout: { commandSegmentRecords: 100, stateSegmentRecords: 100, metaSegmentRecords: 100 }
 }
 const ref = (from: number, to: number, keys = to - from): SnapshotRef => ({
   from,

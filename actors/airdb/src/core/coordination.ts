@@ -27,6 +27,14 @@ export interface StoreConfig {
   readonly timely: TimelyPolicy
   /** Time a begin-snapshot holds its range before others may take it over. */
   readonly snapshotTtlMs: number
+  /** Records per segment: every writer seals a segment at the same place. */
+  readonly layout: LogLayout
+}
+
+export interface LogLayout {
+  readonly commandSegmentRecords: number
+  readonly stateSegmentRecords: number
+  readonly metaSegmentRecords: number
 }
 
 export interface Begin {

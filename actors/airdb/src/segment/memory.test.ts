@@ -8,12 +8,7 @@ segmentConformance(
     const shared = new MemorySegments()
     const tiny = new MemorySegments({ ...MEMORY_LIMITS, maxRecords: 3, maxPosition: 3 })
     return {
-      store: (options = {}) =>
-        Effect.sync(() =>
-          makeMemorySegmentStore(options.tiny ? tiny : shared, {
-            ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs })
-          })
-        )
+      store: (options = {}) => Effect.sync(() => makeMemorySegmentStore(options.tiny ? tiny : shared))
     }
   })
 )

@@ -2,9 +2,19 @@
  * The in-memory segment store: the simulator's storage and the fastest way to test the layers above. One
  * `MemorySegments` can back several clients (each with its own layer), like one bucket shared by processes.
  */
+
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { makeSegmentStore } from "./raw-store.js"
-import { type SegmentLimits, SegmentStore, type SegmentStoreShape } from "./segment.js"
+import { appendOutcome, precheck, readOutcome, sizeOutcome } from "./raw-store.js"
+import {
+  DEFAULT_READ_RECORDS,
+  InvalidSegmentName,
+  isValidSegmentName,
+  type SegmentLimits,
+  type SegmentRecordTooLarge,
+  SegmentStore,
+  type SegmentStoreShape
+} from "./segment.js"
 
 export const MEMORY_LIMITS: SegmentLimits = {
   maxAppendBytes: 4 * 1024 * 1024,
@@ -80,22 +90,44 @@ export class MemorySegments {
   }
 }
 
-export const makeMemorySegmentStore = (
-  contents: MemorySegments = new MemorySegments(),
-  options: { readonly timeoutMs?: number } = {}
-): SegmentStoreShape =>
-  makeSegmentStore({
+/**
+ * A store over `contents` that answers synchronously (no deadline: memory never hangs). The simulator wraps it
+ * to add delays and failures.
+ */
+export const makeMemorySegmentStore = (contents: MemorySegments = new MemorySegments()): SegmentStoreShape => {
+  const limits = contents.limits
+  const checked = <A, E>(
+    segment: string,
+    f: () => Effect.Effect<A, E>,
+    bytes?: Uint8Array
+  ): Effect.Effect<A, E | InvalidSegmentName | SegmentRecordTooLarge> =>
+    Effect.suspend((): Effect.Effect<A, E | InvalidSegmentName | SegmentRecordTooLarge> => {
+      const refused = precheck(segment, limits, bytes)
+      return refused === undefined ? f() : Effect.fail(refused)
+    })
+  const named = <A, E>(segment: string, f: () => Effect.Effect<A, E>): Effect.Effect<A, E | InvalidSegmentName> =>
+    Effect.suspend(
+      (): Effect.Effect<A, E | InvalidSegmentName> =>
+        isValidSegmentName(segment) ? f() : Effect.fail(new InvalidSegmentName({ segment }))
+    )
+  return {
     backend: "memory",
-    limits: contents.limits,
-    timeoutMs: options.timeoutMs ?? 5_000,
-    raw: {
-      create: async (segment) => contents.create(segment),
-      append: async (segment, expectedTail, bytes) => contents.append(segment, expectedTail, bytes),
-      read: async (segment, from, maxRecords) => contents.read(segment, from, maxRecords),
-      size: async (segment) => contents.size(segment),
-      remove: async (segment) => contents.remove(segment)
-    }
-  })
+    limits,
+    create: (segment) => named(segment, () => Effect.sync(() => contents.create(segment))),
+    append: (segment, expectedTail, bytes) =>
+      checked(
+        segment,
+        () => appendOutcome(segment, expectedTail, contents.append(segment, expectedTail, bytes)),
+        bytes
+      ),
+    read: (segment, from, options = {}) =>
+      named(segment, () =>
+        readOutcome(segment, contents.read(segment, from, Math.max(1, options.maxRecords ?? DEFAULT_READ_RECORDS)))
+      ),
+    size: (segment) => named(segment, () => sizeOutcome(segment, contents.size(segment))),
+    remove: (segment) => named(segment, () => Effect.sync(() => contents.remove(segment)))
+  }
+}
 
 export const memorySegmentLayer = (contents: MemorySegments = new MemorySegments()): Layer.Layer<SegmentStore> =>
   Layer.succeed(SegmentStore, makeMemorySegmentStore(contents))

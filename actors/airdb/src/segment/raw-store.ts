@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import {
   type AppendError,
   type AppendResult,
+  type CreateError,
   DEFAULT_READ_RECORDS,
   InvalidSegmentName,
   isValidSegmentName,
@@ -65,47 +66,148 @@ export const DEFAULT_CALL_TIMEOUT_MS = 5_000
 const reasonOf = (cause: unknown): string =>
   cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause ?? "unknown failure")
 
+interface Pending {
+  readonly deadlineMs: number
+  readonly expire: () => void
+}
+
+/**
+ * Deadlines of storage calls, checked by one unref'd interval timer: a timer per call (or Effect's timeout,
+ * a fiber per call) costs more than the call itself on a fast store.
+ */
+class DeadlineWheel {
+  private readonly pending = new Set<Pending>()
+  private timer: ReturnType<typeof setInterval> | undefined
+
+  constructor(private readonly tickMs: number) {}
+
+  add(p: Pending): void {
+    this.pending.add(p)
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.tick(), this.tickMs)
+      this.timer.unref()
+    }
+  }
+
+  delete(p: Pending): void {
+    this.pending.delete(p)
+  }
+
+  private tick(): void {
+    const now = Date.now()
+    for (const p of this.pending) {
+      if (p.deadlineMs <= now) {
+        this.pending.delete(p)
+        p.expire()
+      }
+    }
+    if (this.pending.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+  }
+}
+
+/** Maps a raw append's outcome to the service's result or typed error. */
+export const appendOutcome = (
+  segment: string,
+  expectedTail: number,
+  r: RawAppend
+): Effect.Effect<AppendResult, AppendError> => {
+  switch (r._tag) {
+    case "Appended":
+      return Effect.succeed(r.result)
+    case "Conflict":
+      return Effect.fail(new SegmentConflict({ segment, expected: expectedTail, actual: r.actual }))
+    case "NotFound":
+      return Effect.fail(new SegmentNotFound({ segment }))
+    case "Full":
+      return Effect.fail(new SegmentFull({ segment, tail: r.tail }))
+  }
+}
+
+export const readOutcome = (segment: string, r: RawRead): Effect.Effect<ReadonlyArray<SegmentRecord>, ReadError> => {
+  switch (r._tag) {
+    case "Records":
+      return Effect.succeed(r.records)
+    case "NotFound":
+      return Effect.fail(new SegmentNotFound({ segment }))
+    case "Corrupt":
+      return Effect.fail(new SegmentCorrupt({ segment, position: r.position, reason: r.reason }))
+  }
+}
+
+export const sizeOutcome = (segment: string, r: RawSize): Effect.Effect<number, ReadError> =>
+  r._tag === "Size" ? Effect.succeed(r.tail) : Effect.fail(new SegmentNotFound({ segment }))
+
+/** Refuses an invalid name or an oversized record before any storage call. */
+export const precheck = (
+  segment: string,
+  limits: SegmentLimits,
+  bytes?: Uint8Array
+): InvalidSegmentName | SegmentRecordTooLarge | undefined => {
+  if (!isValidSegmentName(segment)) return new InvalidSegmentName({ segment })
+  if (bytes !== undefined && bytes.byteLength > limits.maxAppendBytes) {
+    return new SegmentRecordTooLarge({ segment, bytes: bytes.byteLength, limitBytes: limits.maxAppendBytes })
+  }
+  return undefined
+}
+
 export const makeSegmentStore = (spec: StoreSpec): SegmentStoreShape => {
-  const call = <A>(segment: string, operation: string, f: (signal: AbortSignal) => Promise<A>) =>
-    Effect.suspend(() =>
-      isValidSegmentName(segment) ? Effect.void : Effect.fail(new InvalidSegmentName({ segment }))
-    ).pipe(
-      Effect.zipRight(
-        Effect.tryPromise({
-          try: f,
-          catch: (cause) => new SegmentUnavailable({ segment, operation, reason: reasonOf(cause) })
-        })
-      ),
-      Effect.timeoutFail({
-        duration: spec.timeoutMs,
-        onTimeout: () => new SegmentTimeout({ segment, operation, timeoutMs: spec.timeoutMs })
+  const wheel = new DeadlineWheel(Math.max(10, Math.min(100, spec.timeoutMs / 4)))
+  const call = <A>(
+    segment: string,
+    operation: string,
+    f: (signal: AbortSignal) => Promise<A>,
+    bytes?: Uint8Array
+  ): Effect.Effect<A, SegmentTimeout | SegmentUnavailable | InvalidSegmentName | SegmentRecordTooLarge> => {
+    const refused = precheck(segment, spec.limits, bytes)
+    if (refused !== undefined) return Effect.fail(refused)
+    return Effect.async((resume) => {
+      const abort = new AbortController()
+      let done = false
+      const pending: Pending = {
+        deadlineMs: Date.now() + spec.timeoutMs,
+        expire: () => {
+          if (done) return
+          done = true
+          abort.abort()
+          resume(Effect.fail(new SegmentTimeout({ segment, operation, timeoutMs: spec.timeoutMs })))
+        }
+      }
+      wheel.add(pending)
+      f(abort.signal).then(
+        (a) => {
+          if (done) return
+          done = true
+          wheel.delete(pending)
+          resume(Effect.succeed(a))
+        },
+        (cause) => {
+          if (done) return
+          done = true
+          wheel.delete(pending)
+          resume(Effect.fail(new SegmentUnavailable({ segment, operation, reason: reasonOf(cause) })))
+        }
+      )
+      return Effect.sync(() => {
+        done = true
+        wheel.delete(pending)
+        abort.abort()
       })
-    )
+    })
+  }
 
   return {
     backend: spec.backend,
     limits: spec.limits,
-    create: (segment) => call(segment, "create", (signal) => spec.raw.create(segment, signal)),
+    create: (segment) =>
+      call(segment, "create", (signal) => spec.raw.create(segment, signal)) as Effect.Effect<boolean, CreateError>,
     append: (segment, expectedTail, bytes) =>
-      bytes.byteLength > spec.limits.maxAppendBytes
-        ? Effect.fail(
-            new SegmentRecordTooLarge({ segment, bytes: bytes.byteLength, limitBytes: spec.limits.maxAppendBytes })
-          )
-        : Effect.flatMap(
-            call(segment, "append", (signal) => spec.raw.append(segment, expectedTail, bytes, signal)),
-            (r): Effect.Effect<AppendResult, AppendError> => {
-              switch (r._tag) {
-                case "Appended":
-                  return Effect.succeed(r.result)
-                case "Conflict":
-                  return Effect.fail(new SegmentConflict({ segment, expected: expectedTail, actual: r.actual }))
-                case "NotFound":
-                  return Effect.fail(new SegmentNotFound({ segment }))
-                case "Full":
-                  return Effect.fail(new SegmentFull({ segment, tail: r.tail }))
-              }
-            }
-          ),
+      Effect.flatMap(
+        call(segment, "append", (signal) => spec.raw.append(segment, expectedTail, bytes, signal), bytes),
+        (r) => appendOutcome(segment, expectedTail, r)
+      ),
     read: (segment, from, options = {}) =>
       Effect.flatMap(
         call(segment, "read", (signal) =>
@@ -116,23 +218,18 @@ export const makeSegmentStore = (spec: StoreSpec): SegmentStoreShape => {
             options.bytesHint,
             signal
           )
-        ),
-        (r): Effect.Effect<ReadonlyArray<SegmentRecord>, ReadError> => {
-          switch (r._tag) {
-            case "Records":
-              return Effect.succeed(r.records)
-            case "NotFound":
-              return Effect.fail(new SegmentNotFound({ segment }))
-            case "Corrupt":
-              return Effect.fail(new SegmentCorrupt({ segment, position: r.position, reason: r.reason }))
-          }
-        }
+        ) as Effect.Effect<RawRead, ReadError>,
+        (r) => readOutcome(segment, r)
       ),
     size: (segment) =>
       Effect.flatMap(
-        call(segment, "size", (signal) => spec.raw.size(segment, signal)),
-        (r) => (r._tag === "Size" ? Effect.succeed(r.tail) : Effect.fail(new SegmentNotFound({ segment })))
+        call(segment, "size", (signal) => spec.raw.size(segment, signal)) as Effect.Effect<RawSize, ReadError>,
+        (r) => sizeOutcome(segment, r)
       ),
-    remove: (segment) => call(segment, "remove", (signal) => spec.raw.remove(segment, signal))
+    remove: (segment) =>
+      call(segment, "remove", (signal) => spec.raw.remove(segment, signal)) as Effect.Effect<
+        void,
+        SegmentTimeout | SegmentUnavailable | InvalidSegmentName
+      >
   }
 }

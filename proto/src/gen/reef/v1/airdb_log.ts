@@ -121,11 +121,32 @@ export interface AirDbSnapshotChain {
   owner: string;
 }
 
+/**
+ * The store's parameters, fixed by the client that creates it (the state log's first record). Every
+ * client decides transaction outcomes and seals segments with these, so they must agree.
+ */
+export interface AirDbStoreConfig {
+  formatVersion: number;
+  /** Conflict window W (command entries): a transaction whose snapshot is older aborts. */
+  conflictWindow: number;
+  /** B and epsilon of the timely-snapshot invariant n - i_k <= (1 + epsilon) B. */
+  snapshotEvery: number;
+  epsilon: number;
+  snapshotTtlMs: number;
+  /** Records per segment of the command log, the state log and the meta segments. */
+  commandSegmentRecords: number;
+  stateSegmentRecords: number;
+  metaSegmentRecords: number;
+}
+
 /** One record of the state log. */
 export interface AirDbStateRecord {
   /** The record's index in the state log (dense from 0). */
   index: number;
-  record?: { $case: "begin"; value: AirDbBeginSnapshot } | { $case: "chain"; value: AirDbSnapshotChain } | undefined;
+  record?: { $case: "begin"; value: AirDbBeginSnapshot } | { $case: "chain"; value: AirDbSnapshotChain } | {
+    $case: "config";
+    value: AirDbStoreConfig;
+  } | undefined;
 }
 
 function createBaseAirDbSegmentAdded(): AirDbSegmentAdded {
@@ -1502,6 +1523,226 @@ export const AirDbSnapshotChain: MessageFns<AirDbSnapshotChain, "reef.v1.AirDbSn
   },
 };
 
+function createBaseAirDbStoreConfig(): AirDbStoreConfig {
+  return {
+    formatVersion: 0,
+    conflictWindow: 0,
+    snapshotEvery: 0,
+    epsilon: 0,
+    snapshotTtlMs: 0,
+    commandSegmentRecords: 0,
+    stateSegmentRecords: 0,
+    metaSegmentRecords: 0,
+  };
+}
+
+export const AirDbStoreConfig: MessageFns<AirDbStoreConfig, "reef.v1.AirDbStoreConfig"> = {
+  $type: "reef.v1.AirDbStoreConfig" as const,
+
+  encode(message: AirDbStoreConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.formatVersion !== 0) {
+      writer.uint32(8).uint32(message.formatVersion);
+    }
+    if (message.conflictWindow !== 0) {
+      writer.uint32(16).uint32(message.conflictWindow);
+    }
+    if (message.snapshotEvery !== 0) {
+      writer.uint32(24).uint32(message.snapshotEvery);
+    }
+    if (message.epsilon !== 0) {
+      writer.uint32(33).double(message.epsilon);
+    }
+    if (message.snapshotTtlMs !== 0) {
+      writer.uint32(40).uint32(message.snapshotTtlMs);
+    }
+    if (message.commandSegmentRecords !== 0) {
+      writer.uint32(48).uint32(message.commandSegmentRecords);
+    }
+    if (message.stateSegmentRecords !== 0) {
+      writer.uint32(56).uint32(message.stateSegmentRecords);
+    }
+    if (message.metaSegmentRecords !== 0) {
+      writer.uint32(64).uint32(message.metaSegmentRecords);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AirDbStoreConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAirDbStoreConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.formatVersion = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.conflictWindow = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.snapshotEvery = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.epsilon = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.snapshotTtlMs = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.commandSegmentRecords = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.stateSegmentRecords = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.metaSegmentRecords = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AirDbStoreConfig {
+    return {
+      formatVersion: isSet(object.formatVersion)
+        ? globalThis.Number(object.formatVersion)
+        : isSet(object.format_version)
+        ? globalThis.Number(object.format_version)
+        : 0,
+      conflictWindow: isSet(object.conflictWindow)
+        ? globalThis.Number(object.conflictWindow)
+        : isSet(object.conflict_window)
+        ? globalThis.Number(object.conflict_window)
+        : 0,
+      snapshotEvery: isSet(object.snapshotEvery)
+        ? globalThis.Number(object.snapshotEvery)
+        : isSet(object.snapshot_every)
+        ? globalThis.Number(object.snapshot_every)
+        : 0,
+      epsilon: isSet(object.epsilon) ? globalThis.Number(object.epsilon) : 0,
+      snapshotTtlMs: isSet(object.snapshotTtlMs)
+        ? globalThis.Number(object.snapshotTtlMs)
+        : isSet(object.snapshot_ttl_ms)
+        ? globalThis.Number(object.snapshot_ttl_ms)
+        : 0,
+      commandSegmentRecords: isSet(object.commandSegmentRecords)
+        ? globalThis.Number(object.commandSegmentRecords)
+        : isSet(object.command_segment_records)
+        ? globalThis.Number(object.command_segment_records)
+        : 0,
+      stateSegmentRecords: isSet(object.stateSegmentRecords)
+        ? globalThis.Number(object.stateSegmentRecords)
+        : isSet(object.state_segment_records)
+        ? globalThis.Number(object.state_segment_records)
+        : 0,
+      metaSegmentRecords: isSet(object.metaSegmentRecords)
+        ? globalThis.Number(object.metaSegmentRecords)
+        : isSet(object.meta_segment_records)
+        ? globalThis.Number(object.meta_segment_records)
+        : 0,
+    };
+  },
+
+  toJSON(message: AirDbStoreConfig): unknown {
+    const obj: any = {};
+    if (message.formatVersion !== 0) {
+      obj.formatVersion = Math.round(message.formatVersion);
+    }
+    if (message.conflictWindow !== 0) {
+      obj.conflictWindow = Math.round(message.conflictWindow);
+    }
+    if (message.snapshotEvery !== 0) {
+      obj.snapshotEvery = Math.round(message.snapshotEvery);
+    }
+    if (message.epsilon !== 0) {
+      obj.epsilon = floatToJson(message.epsilon);
+    }
+    if (message.snapshotTtlMs !== 0) {
+      obj.snapshotTtlMs = Math.round(message.snapshotTtlMs);
+    }
+    if (message.commandSegmentRecords !== 0) {
+      obj.commandSegmentRecords = Math.round(message.commandSegmentRecords);
+    }
+    if (message.stateSegmentRecords !== 0) {
+      obj.stateSegmentRecords = Math.round(message.stateSegmentRecords);
+    }
+    if (message.metaSegmentRecords !== 0) {
+      obj.metaSegmentRecords = Math.round(message.metaSegmentRecords);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AirDbStoreConfig>): AirDbStoreConfig {
+    return AirDbStoreConfig.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AirDbStoreConfig>): AirDbStoreConfig {
+    const message = createBaseAirDbStoreConfig();
+    message.formatVersion = object.formatVersion ?? 0;
+    message.conflictWindow = object.conflictWindow ?? 0;
+    message.snapshotEvery = object.snapshotEvery ?? 0;
+    message.epsilon = object.epsilon ?? 0;
+    message.snapshotTtlMs = object.snapshotTtlMs ?? 0;
+    message.commandSegmentRecords = object.commandSegmentRecords ?? 0;
+    message.stateSegmentRecords = object.stateSegmentRecords ?? 0;
+    message.metaSegmentRecords = object.metaSegmentRecords ?? 0;
+    return message;
+  },
+};
+
 function createBaseAirDbStateRecord(): AirDbStateRecord {
   return { index: 0, record: undefined };
 }
@@ -1519,6 +1760,9 @@ export const AirDbStateRecord: MessageFns<AirDbStateRecord, "reef.v1.AirDbStateR
         break;
       case "chain":
         AirDbSnapshotChain.encode(message.record.value, writer.uint32(26).fork()).join();
+        break;
+      case "config":
+        AirDbStoreConfig.encode(message.record.value, writer.uint32(34).fork()).join();
         break;
     }
     return writer;
@@ -1561,6 +1805,14 @@ export const AirDbStateRecord: MessageFns<AirDbStateRecord, "reef.v1.AirDbStateR
             message.record = { $case: "chain", value: AirDbSnapshotChain.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.record = { $case: "config", value: AirDbStoreConfig.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1580,6 +1832,8 @@ export const AirDbStateRecord: MessageFns<AirDbStateRecord, "reef.v1.AirDbStateR
         ? { $case: "begin", value: AirDbBeginSnapshot.fromJSON(object.begin) }
         : isSet(object.chain)
         ? { $case: "chain", value: AirDbSnapshotChain.fromJSON(object.chain) }
+        : isSet(object.config)
+        ? { $case: "config", value: AirDbStoreConfig.fromJSON(object.config) }
         : undefined,
     };
   },
@@ -1593,6 +1847,8 @@ export const AirDbStateRecord: MessageFns<AirDbStateRecord, "reef.v1.AirDbStateR
       obj.begin = AirDbBeginSnapshot.toJSON(message.record.value);
     } else if (message.record?.$case === "chain") {
       obj.chain = AirDbSnapshotChain.toJSON(message.record.value);
+    } else if (message.record?.$case === "config") {
+      obj.config = AirDbStoreConfig.toJSON(message.record.value);
     }
     return obj;
   },
@@ -1616,6 +1872,12 @@ export const AirDbStateRecord: MessageFns<AirDbStateRecord, "reef.v1.AirDbStateR
         }
         break;
       }
+      case "config": {
+        if (object.record?.value !== undefined && object.record?.value !== null) {
+          message.record = { $case: "config", value: AirDbStoreConfig.fromPartial(object.record.value) };
+        }
+        break;
+      }
     }
     return message;
   },
@@ -1627,6 +1889,10 @@ function bytesFromBase64(b64: string): Uint8Array {
 
 function base64FromBytes(arr: Uint8Array): string {
   return globalThis.Buffer.from(arr).toString("base64");
+}
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
