@@ -34,7 +34,7 @@ const readAll = (log: SharedLog) =>
       const got = yield* log.read(c, 2)
       if (got.records.length === 0) return { words, cursor: c }
       words.push(...got.records.map((r) => dec(r.bytes)))
-      got.records.forEach((r, i) => expect(r.index).toBe(words.length - got.records.length + i))
+      for (const [i, r] of got.records.entries()) expect(r.index).toBe(words.length - got.records.length + i)
       c = got.cursor
     }
   })

@@ -1,0 +1,1040 @@
+/**
+ * The AirDB client (§4.4): an embedded database whose whole state is on shared storage. Each client keeps
+ * the command log's tail applied in memory (CommandReplay), the indexes of the live snapshots and a bounded
+ * block cache, and takes part in materialisation. Three fibers do the I/O:
+ *
+ *   - the bus stand: one outstanding tail check at a time, at least `minSyncGapMs` apart; reads and
+ *     transaction begins wait for the next bus, whose tail is their linearisation point (snapshot s(T));
+ *   - the writer: batches intentions into one command entry per append, conditional on the tail;
+ *   - the snapshotter: keeps the timely-snapshot invariant (begin-snapshot, blocks, index, chain record) and
+ *     merges snapshots (recursive compaction).
+ *
+ * Everything decided (outcomes, chains, plans) comes from the pure cores in src/core.
+ */
+import { randomBytes } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
+import { utf8Length } from "../core/blocks.js"
+import { type Chain, chainEnd, emptyChain, extendChain, type LogLocation, mergeIntoChain } from "../core/chain.js"
+import {
+  applyStateRecord,
+  confirmBegin,
+  emptyStateView,
+  planExtension,
+  planMerge,
+  type StateRecord,
+  type StateView,
+  type StoreConfig
+} from "../core/coordination.js"
+import { compareKeys } from "../core/partial-state.js"
+import { CommandReplay } from "../core/replay.js"
+import { admitsEntry, maxPendingEntries, needsSnapshot } from "../core/timely.js"
+import {
+  type CommandEntry,
+  checkedKeys,
+  entryOf,
+  type Intention,
+  type Key,
+  type KeyState,
+  type Outcome,
+  type Write
+} from "../core/types.js"
+import {
+  CorruptRecord,
+  decodeCommandEntry,
+  decodeStateRecord,
+  ENTRY_OVERHEAD_BYTES,
+  encodeCommandEntry,
+  encodeStateRecord,
+  intentionBytes
+} from "../log/record-codec.js"
+import { type LogCursor, type LogError, locationOf, SharedLog } from "../log/shared-log.js"
+import type { SegmentStoreShape } from "../segment/segment.js"
+import {
+  type AirDbError,
+  AirDbInvalidArgument,
+  ClientClosed,
+  StorageUnavailable,
+  StoreCorrupt,
+  StoreIncompatible,
+  TransactionAborted,
+  TransactionTooLarge
+} from "./errors.js"
+import { type AirDbOptions, FORMAT_VERSION, type ResolvedOptions, resolveOptions } from "./options.js"
+import { mergeSnapshots, SnapshotBuilder, type SnapshotReadError, SnapshotReader } from "./snapshots.js"
+import { traced } from "./tracing.js"
+
+export interface ReadResult {
+  readonly value: Uint8Array | undefined
+  /** The snapshot the read saw: command-log entries before it. */
+  readonly snapshot: number
+}
+
+export interface ScanResult {
+  readonly items: ReadonlyArray<readonly [Key, Uint8Array]>
+  readonly snapshot: number
+  readonly more: boolean
+}
+
+/** A transaction in progress: reads see its snapshot and its own writes; writes are buffered until commit. */
+export interface Tx {
+  readonly snapshot: number
+  readonly get: (key: Key) => Effect.Effect<Uint8Array | undefined, AirDbError | SnapshotMoved>
+  readonly put: (key: Key, value: Uint8Array) => Effect.Effect<void, AirDbInvalidArgument>
+  readonly delete: (key: Key) => Effect.Effect<void, AirDbInvalidArgument>
+}
+
+export interface TxResult<A> {
+  readonly value: A
+  /** Commit timestamp; undefined for a read-only transaction (it needed no append). */
+  readonly commitTs: number | undefined
+  readonly snapshot: number
+  readonly attempts: number
+}
+
+/**
+ * A read found a key modified after the transaction's snapshot (the client moved on while the transaction
+ * ran): the transaction restarts from a newer snapshot.
+ */
+export class SnapshotMoved {
+  readonly _tag = "SnapshotMoved"
+}
+
+export interface ClientStats {
+  readonly entries: number
+  readonly chainEnd: number
+  readonly tailKeys: number
+  readonly syncs: number
+  readonly appends: number
+  readonly appendConflicts: number
+  readonly committed: number
+  readonly aborted: number
+  readonly snapshotsCreated: number
+  readonly mergesCreated: number
+  readonly blockReads: number
+  readonly cacheHits: number
+  readonly cacheMisses: number
+  readonly cacheBytes: number
+  readonly indexBytes: number
+  readonly coldStartMs: number
+  readonly waitsOnInvariant: number
+}
+
+export interface AirDbClient {
+  readonly id: string
+  readonly config: StoreConfig
+  readonly get: (key: Key) => Effect.Effect<ReadResult, AirDbError>
+  readonly put: (key: Key, value: Uint8Array) => Effect.Effect<number, AirDbError>
+  readonly delete: (key: Key) => Effect.Effect<number, AirDbError>
+  readonly scan: (start: Key, end?: Key, limit?: number) => Effect.Effect<ScanResult, AirDbError>
+  readonly transact: <A, E>(
+    fn: (tx: Tx) => Effect.Effect<A, E | SnapshotMoved>,
+    options?: { readonly maxAttempts?: number }
+  ) => Effect.Effect<TxResult<A>, E | AirDbError>
+  /** Rides the next bus: the command log's tail as of a check made after this call. */
+  readonly sync: Effect.Effect<number, AirDbError>
+  readonly stats: () => ClientStats
+  /** The whole state at the synced tail (tests and the simulator; reads every block). */
+  readonly dump: Effect.Effect<ReadonlyMap<Key, Uint8Array>, AirDbError>
+}
+
+interface PendingIntention {
+  readonly intention: Intention
+  readonly bytes: number
+  readonly done: Deferred.Deferred<Outcome, AirDbError>
+}
+
+const AIRDB_ERRORS = new Set([
+  "AirDbInvalidArgument",
+  "TransactionTooLarge",
+  "TransactionAborted",
+  "StorageUnavailable",
+  "StoreCorrupt",
+  "StoreIncompatible",
+  "ClientClosed"
+])
+
+/** A storage or log failure as the client reports it (AirDB's own errors pass through). */
+const asAirDbError = (
+  operation: string,
+  e: { readonly _tag: string; readonly message: string },
+  outcomeUnknown = false
+): AirDbError => {
+  if (AIRDB_ERRORS.has(e._tag)) return e as AirDbError
+  if (e._tag === "CorruptRecord" || e._tag === "LogStructureError" || e._tag === "SegmentCorrupt") {
+    return new StoreCorrupt({ reason: e.message })
+  }
+  return new StorageUnavailable({ operation, reason: e.message, outcomeUnknown })
+}
+
+const toStorageError =
+  (operation: string, outcomeUnknown = false) =>
+  (e: { readonly _tag: string; readonly message: string }): AirDbError =>
+    asAirDbError(operation, e, outcomeUnknown)
+
+const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed()
+
+class Client {
+  readonly id: string
+  config: StoreConfig
+  cmdLog: SharedLog
+  stateLog: SharedLog
+  readonly reader: SnapshotReader
+
+  // The command log as applied: replay.next entries, the next at `cursor`.
+  replay: CommandReplay = new CommandReplay({ base: 0, next: 0, window: 1 })
+  cursor!: LogCursor
+  /** Locations of recent entries (a chain record says where a cold start begins replaying). */
+  readonly locations = new Map<number, LogLocation>()
+  readonly applyLock = Effect.unsafeMakeSemaphore(1)
+
+  // The state log as applied.
+  view: StateView = emptyStateView
+  stateCursor!: LogCursor
+  readonly stateLock = Effect.unsafeMakeSemaphore(1)
+  /** The chain whose snapshots reads use (its end is the replay's base). */
+  adopted: Chain = emptyChain
+
+  // Bus stand.
+  riders: Array<Deferred.Deferred<number, AirDbError>> = []
+  readonly busBell = Effect.runSync(Queue.sliding<void>(1))
+  lastBusMs = 0
+
+  // Writer.
+  pending: Array<PendingIntention> = []
+  readonly writerBell = Effect.runSync(Queue.sliding<void>(1))
+  batchSeq = 0
+  txSeq = 0
+  readonly ownBatches = new Map<number, ReadonlyArray<Outcome>>()
+
+  // Snapshotter.
+  readonly snapshotBell = Effect.runSync(Queue.sliding<void>(1))
+  readonly chainChanged = Effect.runSync(Queue.sliding<void>(1))
+
+  fatal: StoreCorrupt | undefined
+  closed = false
+  readonly counters = {
+    syncs: 0,
+    appends: 0,
+    appendConflicts: 0,
+    committed: 0,
+    aborted: 0,
+    snapshotsCreated: 0,
+    mergesCreated: 0,
+    coldStartMs: 0,
+    waitsOnInvariant: 0
+  }
+
+  constructor(
+    readonly store: SegmentStoreShape,
+    readonly options: ResolvedOptions
+  ) {
+    this.id = options.clientId
+    this.config = options.create
+    this.reader = new SnapshotReader(store, options.cacheBytes)
+    this.cmdLog = this.makeCommandLog(this.config)
+    this.stateLog = this.makeStateLog(this.config)
+  }
+
+  private makeCommandLog(config: StoreConfig): SharedLog {
+    return new SharedLog({
+      store: this.store,
+      prefix: `${this.options.store}-c`,
+      segmentRecords: config.layout.commandSegmentRecords,
+      metaRecords: config.layout.metaSegmentRecords
+    })
+  }
+
+  private makeStateLog(config: StoreConfig): SharedLog {
+    return new SharedLog({
+      store: this.store,
+      prefix: `${this.options.store}-s`,
+      segmentRecords: config.layout.stateSegmentRecords,
+      metaRecords: config.layout.metaSegmentRecords,
+      // A new state segment starts with the store's config (the first) or the current chain (a checkpoint),
+      // so a cold start reads the first record of the log and its last segment only.
+      firstRecords: (firstIndex) => [
+        encodeStateRecord(
+          firstIndex === 0
+            ? { _tag: "Config", index: 0, config: this.config }
+            : { _tag: "Chain", index: firstIndex, chain: this.view.chain, owner: this.id }
+        )
+      ]
+    })
+  }
+
+  get failed(): AirDbError | undefined {
+    return this.closed ? new ClientClosed() : this.fatal
+  }
+
+  // ---- opening: the cold start (§5.3.3: "It read only the state log indexes and applied the command log tail")
+
+  open(): Effect.Effect<void, AirDbError> {
+    const self = this
+    const body = Effect.gen(function* () {
+      const started = yield* Clock.currentTimeMillis
+      yield* self.stateLog.ensureCreated().pipe(Effect.mapError(toStorageError("create store")))
+      const first = yield* self.store
+        .read(self.stateLog.segments[0]!.segment, 0, { maxRecords: 1 })
+        .pipe(Effect.mapError(toStorageError("read store config")))
+      const record = first[0] === undefined ? undefined : decodeStateRecord(first[0].bytes, "state", 0)
+      if (record === undefined || record instanceof CorruptRecord || record._tag !== "Config") {
+        return yield* new StoreCorrupt({ reason: "the state log does not start with the store's config" })
+      }
+      if (record.config.formatVersion !== FORMAT_VERSION) {
+        return yield* new StoreIncompatible({
+          reason: `store format ${record.config.formatVersion}; this client reads format ${FORMAT_VERSION}`
+        })
+      }
+      self.config = record.config
+      self.cmdLog = self.makeCommandLog(self.config)
+      self.stateLog = self.makeStateLog(self.config)
+      yield* self.stateLog.refreshMeta().pipe(Effect.mapError(toStorageError("read state meta")))
+      yield* self.cmdLog.ensureCreated().pipe(Effect.mapError(toStorageError("create command log")))
+
+      yield* traced("airdb.cold-start.index-load", {}, (span) =>
+        Effect.gen(function* () {
+          self.stateCursor = self.stateLog.lastSegmentCursor()
+          self.view = { ...emptyStateView, config: self.config, next: self.stateCursor.index }
+          yield* self.syncStateLogUnlocked()
+          const chain = self.view.chain
+          yield* self.reader.ensureIndexes(chain.snapshots).pipe(Effect.mapError(toStorageError("load indexes")))
+          self.adopted = chain
+          span?.attribute("snapshots", chain.snapshots.length)
+          span?.attribute("index.bytes", self.reader.indexBytes())
+          span?.attribute("chain.end", chainEnd(chain))
+        })
+      )
+      yield* traced("airdb.cold-start.tail-replay", {}, (span) =>
+        Effect.gen(function* () {
+          const chain = self.adopted
+          self.replay = new CommandReplay({
+            base: chainEnd(chain),
+            next: chain.replayFrom.index,
+            window: self.config.conflictWindow
+          })
+          self.cursor = yield* (
+            chain.snapshots.length === 0
+              ? Effect.succeed(self.cmdLog.startCursor())
+              : self.cmdLog.cursorAt(chain.replayFrom)
+          ).pipe(Effect.mapError(toStorageError("locate replay start")))
+          const n = yield* self.syncCommandLog()
+          span?.attribute("entries", n - chain.replayFrom.index)
+          span?.attribute("tail.keys", self.replay.tailSize)
+        })
+      )
+      if (self.options.eager) yield* self.loadEverything()
+      self.counters.coldStartMs = (yield* Clock.currentTimeMillis) - started
+    })
+    return traced("airdb.cold-start", { store: this.options.store, client: this.id }, () => body)
+  }
+
+  /** SLSMR's start: every block of every live snapshot into memory (a full state download). */
+  private loadEverything(): Effect.Effect<void, AirDbError> {
+    return Effect.forEach(this.adopted.snapshots, (s) => Effect.asVoid(this.reader.scanSnapshot(s, "", undefined)), {
+      discard: true
+    }).pipe(Effect.mapError(toStorageError("load snapshots")))
+  }
+
+  // ---- the command log ---------------------------------------------------------------------------------------
+
+  /** Reads and applies what the command log has beyond this client's tail; returns the entries applied. */
+  syncCommandLog(): Effect.Effect<number, AirDbError> {
+    return this.applyLock.withPermits(1)(
+      Effect.suspend(() => {
+        const failed = this.failed
+        return failed === undefined ? this.syncCommandLogUnlocked() : Effect.fail(failed)
+      })
+    )
+  }
+
+  private syncCommandLogUnlocked(): Effect.Effect<number, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      self.counters.syncs++
+      // The tail check: what was appended before it is read now; what comes after may be.
+      const tail = yield* self.cmdLog.size(self.cursor)
+      const checked = self.cursor.segment
+      for (;;) {
+        const c = self.cursor
+        const bound = c.segment === checked ? tail : undefined
+        if (bound !== undefined && c.position >= bound && !self.cmdLog.isSealed(c)) break
+        const got = yield* self.cmdLog.read(c, 256, bound)
+        if (got.records.length === 0) {
+          // The read may have crossed into a new (empty) segment: the tail is there now.
+          self.cursor = got.cursor
+          break
+        }
+        for (const r of got.records) {
+          const entry = decodeCommandEntry(r.bytes, r.segment, r.location.position)
+          if (entry instanceof CorruptRecord) return yield* entry
+          if (entry.index !== r.index) {
+            return yield* new CorruptRecord({
+              segment: r.segment,
+              position: r.location.position,
+              reason: `entry says index ${entry.index}, its place in the log is ${r.index}`
+            })
+          }
+          self.applyEntry(entry, r.location)
+        }
+        self.cursor = got.cursor
+      }
+      if (self.options.snapshots && needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
+        yield* Queue.offer(self.snapshotBell, undefined)
+      }
+      return self.replay.next
+    }).pipe(
+      Effect.mapError((e) => {
+        const error = asAirDbError("sync", e)
+        if (error._tag === "StoreCorrupt") self.fatal = error
+        return error
+      })
+    )
+  }
+
+  /** Applies one entry at the tail (under applyLock); records where it is and the outcomes of own batches. */
+  private applyEntry(entry: CommandEntry, location: LogLocation): void {
+    const outcomes = this.replay.apply(entry)
+    this.locations.set(entry.index, location)
+    const keep = this.config.conflictWindow + maxPendingEntries(this.config.timely) + 64
+    this.locations.delete(entry.index - keep)
+    for (const o of outcomes) {
+      if (o._tag === "Committed") this.counters.committed++
+      else this.counters.aborted++
+    }
+    if (entry.writer === this.id) this.ownBatches.set(entry.batch, outcomes)
+  }
+
+  // ---- the bus stand -----------------------------------------------------------------------------------------
+
+  /** Waits for the next bus to leave and return: the tail it checked is after this call began. */
+  readonly ride: Effect.Effect<number, AirDbError> = Effect.suspend(() => {
+    const failed = this.failed
+    if (failed !== undefined) return Effect.fail(failed)
+    const seat = Effect.runSync(Deferred.make<number, AirDbError>())
+    this.riders.push(seat)
+    return Effect.zipRight(Queue.offer(this.busBell, undefined), Deferred.await(seat))
+  })
+
+  readonly busLoop: Effect.Effect<never> = Effect.gen(this, function* () {
+    for (;;) {
+      yield* Queue.take(this.busBell)
+      if (this.riders.length === 0) continue
+      const now = yield* Clock.currentTimeMillis
+      const wait = this.lastBusMs + this.options.minSyncGapMs - now
+      if (wait > 0) yield* Effect.sleep(wait)
+      const riders = this.riders
+      this.riders = []
+      this.lastBusMs = yield* Clock.currentTimeMillis
+      const result = yield* Effect.either(
+        traced("airdb.tail-sync", { riders: riders.length }, (span) =>
+          Effect.tap(this.syncCommandLog(), (n) => span?.attribute("entries", n))
+        )
+      )
+      for (const r of riders)
+        yield* Deferred.complete(r, Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
+      if (this.riders.length > 0) yield* Queue.offer(this.busBell, undefined)
+    }
+  })
+
+  // ---- the writer --------------------------------------------------------------------------------------------
+
+  submit(intention: Intention): Effect.Effect<Outcome, AirDbError> {
+    return Effect.suspend(() => {
+      const failed = this.failed
+      if (failed !== undefined) return Effect.fail(failed)
+      const bytes = intentionBytes(intention)
+      const limit = this.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES
+      if (bytes > limit) return Effect.fail(new TransactionTooLarge({ bytes, limitBytes: limit }))
+      const done = Effect.runSync(Deferred.make<Outcome, AirDbError>())
+      this.pending.push({ intention, bytes, done })
+      return Effect.zipRight(Queue.offer(this.writerBell, undefined), Deferred.await(done))
+    })
+  }
+
+  readonly writerLoop: Effect.Effect<never> = Effect.gen(this, function* () {
+    for (;;) {
+      yield* Queue.take(this.writerBell)
+      while (this.pending.length > 0) {
+        const batch = this.takeBatch()
+        const result = yield* Effect.either(this.commitBatch(batch))
+        if (Either.isLeft(result)) {
+          for (const p of batch) yield* Deferred.fail(p.done, result.left)
+        } else {
+          for (const [slot, p] of batch.entries()) Deferred.unsafeDone(p.done, Effect.succeed(result.right[slot]!))
+        }
+      }
+    }
+  })
+
+  private takeBatch(): Array<PendingIntention> {
+    const budget = this.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES
+    let bytes = 0
+    let n = 0
+    while (n < this.pending.length && n < this.options.maxBatchIntentions) {
+      const next = this.pending[n]!.bytes
+      if (n > 0 && bytes + next > budget) break
+      bytes += next
+      n++
+    }
+    return this.pending.splice(0, n)
+  }
+
+  /** Appends one entry of intentions at the tail, however many conflicts it takes; returns their outcomes. */
+  private commitBatch(batch: ReadonlyArray<PendingIntention>): Effect.Effect<ReadonlyArray<Outcome>, AirDbError> {
+    const self = this
+    const seq = ++self.batchSeq
+    let attempted = false
+    return Effect.gen(function* () {
+      for (let attempt = 0; ; attempt++) {
+        yield* self.awaitAdmission()
+        const landed = self.ownBatches.get(seq)
+        if (landed !== undefined) {
+          self.ownBatches.delete(seq)
+          return landed
+        }
+        const cursor = self.cursor
+        const index = self.replay.next
+        const entry: CommandEntry = { index, writer: self.id, batch: seq, intentions: batch.map((p) => p.intention) }
+        const bytes = encodeCommandEntry(entry)
+        self.counters.appends++
+        attempted = true
+        const appended = yield* Effect.either(
+          traced("airdb.append", { entry: index, intentions: batch.length, bytes: bytes.byteLength }, () =>
+            self.cmdLog.append(cursor, bytes)
+          )
+        )
+        if (Either.isRight(appended)) {
+          yield* self.applyLock.withPermits(1)(
+            Effect.sync(() => {
+              if (self.replay.next === index && self.cursor === cursor) {
+                self.applyEntry(entry, locationOf(cursor))
+                self.cursor = appended.right
+              }
+            })
+          )
+          // Applied here or by a sync that read it first: either way its outcomes are known now.
+          yield* self.syncIfBehind(seq)
+          const outcomes = self.ownBatches.get(seq)
+          if (outcomes !== undefined) {
+            self.ownBatches.delete(seq)
+            return outcomes
+          }
+          continue
+        }
+        const e = appended.left
+        if (e._tag === "SegmentConflict") {
+          self.counters.appendConflicts++
+        } else if (e._tag === "SegmentTimeout" || e._tag === "SegmentUnavailable") {
+          // The append may have happened: only the log can tell. Sync (retrying) before anything else.
+          yield* Effect.sleep(Math.min(1000, 20 * 2 ** Math.min(attempt, 6)))
+        } else {
+          return yield* toStorageError("append", true)(e)
+        }
+        yield* self.syncCommandLog().pipe(Effect.retry({ times: 20, while: (x) => x._tag === "StorageUnavailable" }))
+      }
+    }).pipe(
+      // Once an append was sent, a failure leaves its outcome to the log: say so.
+      Effect.mapError((x) =>
+        attempted && x._tag === "StorageUnavailable" ? new StorageUnavailable({ ...x, outcomeUnknown: true }) : x
+      )
+    )
+  }
+
+  /** After a successful append, makes sure the entry is applied (a concurrent sync may hold the lock). */
+  private syncIfBehind(seq: number): Effect.Effect<void, AirDbError> {
+    return this.ownBatches.has(seq) ? Effect.void : Effect.asVoid(this.syncCommandLog())
+  }
+
+  /** Waits while n − i_k would exceed (1+ε)B: new commands wait until enough is materialised (§3.3). */
+  private awaitAdmission(): Effect.Effect<void, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      let waited = false
+      while (!admitsEntry(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
+        if (!waited) self.counters.waitsOnInvariant++
+        waited = true
+        yield* Queue.offer(self.snapshotBell, undefined)
+        yield* Effect.raceFirst(Queue.take(self.chainChanged), Effect.sleep(50))
+        yield* self.syncStateLog()
+        yield* self.syncCommandLog()
+      }
+    })
+  }
+
+  // ---- the state log and the snapshotter ---------------------------------------------------------------------
+
+  syncStateLog(): Effect.Effect<void, AirDbError> {
+    return this.stateLock.withPermits(1)(this.syncStateLogUnlocked())
+  }
+
+  private syncStateLogUnlocked(): Effect.Effect<void, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      for (;;) {
+        const got = yield* self.stateLog.read(self.stateCursor, 64)
+        if (got.records.length === 0) {
+          self.stateCursor = got.cursor
+          break
+        }
+        const now = yield* Clock.currentTimeMillis
+        for (const r of got.records) {
+          const record = decodeStateRecord(r.bytes, r.segment, r.location.position)
+          if (record instanceof CorruptRecord) return yield* record
+          if (record.index !== r.index) {
+            return yield* new CorruptRecord({
+              segment: r.segment,
+              position: r.location.position,
+              reason: `state record says index ${record.index}, its place in the log is ${r.index}`
+            })
+          }
+          const before = self.view.chain
+          self.view = applyStateRecord(self.view, record, now)
+          if (self.view.chain !== before) yield* Queue.offer(self.chainChanged, undefined)
+        }
+        self.stateCursor = got.cursor
+      }
+      yield* self.adoptChain()
+    }).pipe(
+      Effect.mapError(
+        (e): AirDbError =>
+          e._tag === "StorageUnavailable" || e._tag === "StoreCorrupt"
+            ? (e as AirDbError)
+            : toStorageError("state sync")(e)
+      )
+    )
+  }
+
+  /** Reads use the newest chain the replay has reached: its snapshots' indexes, the tail rebased at its end. */
+  private adoptChain(): Effect.Effect<void, SnapshotReadError | LogError | AirDbError> {
+    const chain = this.view.chain
+    if (chain === this.adopted || chainEnd(chain) > this.replay.next || chainEnd(chain) < this.replay.base) {
+      return Effect.void
+    }
+    return Effect.flatMap(this.reader.ensureIndexes(chain.snapshots), () =>
+      Effect.sync(() => {
+        if (chainEnd(chain) > this.replay.next || this.view.chain !== chain) return
+        this.replay.rebase(chainEnd(chain))
+        this.adopted = chain
+      })
+    )
+  }
+
+  readonly snapshotLoop: Effect.Effect<never> = Effect.gen(this, function* () {
+    for (;;) {
+      yield* Queue.take(this.snapshotBell)
+      const r = yield* Effect.either(this.snapshotStep())
+      if (Either.isLeft(r)) yield* Effect.logWarning(`airdb snapshotter: ${r.left.message}`)
+    }
+  })
+
+  /** One look at the state log: create a due snapshot, or a due merge, or schedule a look after a TTL. */
+  private snapshotStep(): Effect.Effect<void, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      yield* self.syncStateLog()
+      // A chain ahead of the replay is adopted once the replay reaches its end.
+      if (chainEnd(self.view.chain) > self.replay.next) yield* self.syncCommandLog()
+      yield* self.syncStateLog()
+      const now = yield* Clock.currentTimeMillis
+      const plan = planExtension(self.view, self.replay.next, now, self.id)
+      if (plan._tag === "Begin") yield* self.createSnapshot()
+      else if (plan._tag === "Wait") yield* self.lookAgainAt(plan.untilMs - now)
+      const merge = planMerge(self.view, yield* Clock.currentTimeMillis, self.id, self.options.mergePolicy)
+      if (merge?.plan._tag === "Begin") yield* self.createMerge(merge.parts[0], merge.parts[1])
+      else if (merge?.plan._tag === "Wait") yield* self.lookAgainAt(merge.plan.untilMs - now)
+    })
+  }
+
+  private lookAgainAt(delayMs: number): Effect.Effect<void> {
+    return Effect.asVoid(
+      Effect.forkDaemon(Effect.zipRight(Effect.sleep(Math.max(1, delayMs)), Queue.offer(this.snapshotBell, undefined)))
+    )
+  }
+
+  /** Appends a state record at the state log's tail; false when the log had grown (sync and re-plan). */
+  private appendState(make: (index: number) => StateRecord): Effect.Effect<boolean, AirDbError> {
+    const self = this
+    return self.stateLock
+      .withPermits(1)(
+        Effect.gen(function* () {
+          const cursor = self.stateCursor
+          const r = yield* Effect.either(self.stateLog.append(cursor, encodeStateRecord(make(self.view.next))))
+          if (Either.isLeft(r)) {
+            if (r.left._tag === "SegmentConflict") return false
+            return yield* toStorageError("state append")(r.left)
+          }
+          return true
+        })
+      )
+      .pipe(Effect.tap(() => self.syncStateLog()))
+  }
+
+  /** §3.3: begin-snapshot, confirm, materialise Φ(i_k, n], then add it to the chain. */
+  private createSnapshot(): Effect.Effect<void, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      // The range and its contents are taken together, from this client's replay (the tail Φ(base, next]).
+      if (chainEnd(self.view.chain) !== self.replay.base) return
+      const partial = self.replay.snapshot()
+      const replayFrom = self.locations.get(Math.max(0, partial.to - self.config.conflictWindow))
+      if (replayFrom === undefined) return
+      const begin = {
+        from: partial.from,
+        to: partial.to,
+        ttlMs: self.config.snapshotTtlMs,
+        owner: self.id,
+        merge: false
+      }
+      let beginIndex = -1
+      const appended = yield* self.appendState((index) => {
+        beginIndex = index
+        return { _tag: "Begin", index, begin }
+      })
+      if (!appended || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
+      const ref = yield* traced(
+        "airdb.snapshot.create",
+        { from: partial.from, to: partial.to, keys: partial.keys.size },
+        (span) =>
+          Effect.gen(function* () {
+            const builder = yield* SnapshotBuilder.create(
+              self.store,
+              self.options.store,
+              self.options.blockBytes,
+              (position, entries, bytes) => self.reader.cache.put(`${builder.segment}@${position}`, { entries, bytes })
+            )
+            const sorted = [...partial.keys].sort(([a], [b]) => compareKeys(a, b))
+            for (const [key, state] of sorted) yield* builder.add(key, state)
+            const ref = yield* builder.finish(partial.from, partial.to)
+            span?.attribute("bytes", ref.bytes)
+            span?.attribute("blocks", ref.blocks)
+            return ref
+          })
+      ).pipe(Effect.mapError(toStorageError("write snapshot")))
+      const added = yield* self.publishChain((chain) => extendChain(chain, ref, replayFrom))
+      if (added) self.counters.snapshotsCreated++
+      else yield* Effect.ignore(self.store.remove(ref.segment))
+    })
+  }
+
+  /** Recursive compaction: Φ(a,b] ⊕ Φ(b,c] written as Φ(a,c], replacing both in the chain. */
+  private createMerge(
+    older: Chain["snapshots"][number],
+    newer: Chain["snapshots"][number]
+  ): Effect.Effect<void, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      const begin = { from: older.from, to: newer.to, ttlMs: self.config.snapshotTtlMs, owner: self.id, merge: true }
+      let beginIndex = -1
+      const appended = yield* self.appendState((index) => {
+        beginIndex = index
+        return { _tag: "Begin", index, begin }
+      })
+      if (!appended || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
+      const ref = yield* traced("airdb.snapshot.merge", { from: older.from, to: newer.to }, (span) =>
+        Effect.gen(function* () {
+          const builder = yield* SnapshotBuilder.create(self.store, self.options.store, self.options.blockBytes)
+          const ref = yield* mergeSnapshots(self.reader, builder, older, newer)
+          span?.attribute("keys", ref.keys)
+          span?.attribute("bytes", ref.bytes)
+          return ref
+        })
+      ).pipe(Effect.mapError(toStorageError("merge snapshots")))
+      const added = yield* self.publishChain((chain) => mergeIntoChain(chain, ref))
+      if (!added) {
+        yield* Effect.ignore(self.store.remove(ref.segment))
+        return
+      }
+      self.counters.mergesCreated++
+      // Readers of the old chain may still read the merged-away segments for a while.
+      yield* Effect.forkDaemon(
+        Effect.zipRight(
+          Effect.sleep(self.options.gcGraceMs),
+          Effect.forEach([older.segment, newer.segment], (s) => Effect.ignore(self.store.remove(s)), { discard: true })
+        )
+      )
+    })
+  }
+
+  /** Appends the chain `next(current)` unless it no longer applies (someone else's snapshot got there first). */
+  private publishChain(next: (chain: Chain) => Chain | undefined): Effect.Effect<boolean, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      for (;;) {
+        yield* self.syncStateLog()
+        const chain = next(self.view.chain)
+        if (chain === undefined) return false
+        if (yield* self.appendState((index) => ({ _tag: "Chain", index, chain, owner: self.id }))) return true
+      }
+    })
+  }
+
+  // ---- reads -------------------------------------------------------------------------------------------------
+
+  validateKey(key: Key): AirDbInvalidArgument | undefined {
+    if (typeof key !== "string" || key.length === 0) return new AirDbInvalidArgument({ reason: "empty key" })
+    if (!isWellFormed(key)) return new AirDbInvalidArgument({ reason: "key is not valid Unicode (a lone surrogate)" })
+    const bytes = utf8Length(key)
+    if (bytes > this.options.maxKeyBytes) {
+      return new AirDbInvalidArgument({
+        reason: `key of ${bytes} bytes exceeds the ${this.options.maxKeyBytes}-byte limit`
+      })
+    }
+    return undefined
+  }
+
+  validateValue(value: Uint8Array): AirDbInvalidArgument | undefined {
+    if (!(value instanceof Uint8Array)) return new AirDbInvalidArgument({ reason: "value must be bytes" })
+    if (value.byteLength > this.options.maxValueBytes) {
+      return new AirDbInvalidArgument({
+        reason: `value of ${value.byteLength} bytes exceeds the ${this.options.maxValueBytes}-byte limit`
+      })
+    }
+    return undefined
+  }
+
+  /** The key's state in the adopted snapshots, retried if the chain changes under it. */
+  lookupSnapshots(
+    key: Key
+  ): Effect.Effect<{ readonly state: KeyState | undefined; readonly chain: Chain }, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      for (let attempt = 0; ; attempt++) {
+        const chain = self.adopted
+        const r = yield* Effect.either(self.reader.lookup(chain.snapshots, key))
+        if (Either.isRight(r)) return { state: r.right, chain }
+        // A segment merged away and deleted while this client held the old chain: catch up and retry.
+        if (r.left._tag === "SegmentNotFound" && attempt < 3) {
+          yield* self.syncStateLog()
+          yield* self.syncCommandLog()
+          yield* self.syncStateLog()
+          continue
+        }
+        return yield* toStorageError("read snapshot")(r.left)
+      }
+    })
+  }
+
+  /** The key's current state in this client (tail first, then snapshots). */
+  stateOf(key: Key): Effect.Effect<KeyState | undefined, AirDbError> {
+    const inTail = this.replay.get(key)
+    if (inTail !== undefined) return Effect.succeed(inTail)
+    // A chain adopted during the lookup rebased the tail: look again (the key may have left the tail).
+    return Effect.flatMap(this.lookupSnapshots(key), (r) =>
+      r.chain === this.adopted ? Effect.succeed(r.state) : this.stateOf(key)
+    )
+  }
+
+  /** §4.4 Speculative reads: the snapshot lookup races the tail check; its value is used if the tail has none. */
+  get(key: Key): Effect.Effect<ReadResult, AirDbError> {
+    const self = this
+    const invalid = this.validateKey(key)
+    if (invalid !== undefined) return Effect.fail(invalid)
+    return traced("airdb.get", {}, () =>
+      Effect.gen(function* () {
+        const speculative = yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
+        const snapshot = yield* self.ride
+        const inTail = self.replay.get(key)
+        if (inTail !== undefined) {
+          yield* Fiber.interrupt(speculative)
+          return { value: inTail.value, snapshot }
+        }
+        const guess = yield* Fiber.join(speculative)
+        const state = guess.chain === self.adopted ? guess.state : yield* self.stateOf(key)
+        return { value: state?.value, snapshot }
+      })
+    )
+  }
+
+  scan(start: Key, end: Key | undefined, limit: number): Effect.Effect<ScanResult, AirDbError> {
+    return Effect.flatMap(this.ride, (snapshot) => this.scanAt(snapshot, start, end, limit))
+  }
+
+  private scanAt(
+    snapshot: number,
+    start: Key,
+    end: Key | undefined,
+    limit: number
+  ): Effect.Effect<ScanResult, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      const chain = self.adopted
+      const merged = new Map<Key, KeyState>()
+      for (const s of chain.snapshots) {
+        const entries = yield* self.reader.scanSnapshot(s, start, end).pipe(Effect.mapError(toStorageError("scan")))
+        for (const [k, st] of entries) merged.set(k, st)
+      }
+      // A chain adopted meanwhile rebased the tail: keys may have moved into a snapshot this scan did not read.
+      if (self.adopted !== chain) return yield* self.scanAt(snapshot, start, end, limit)
+      for (const [k, st] of self.replay.tailRange(start, end)) merged.set(k, st)
+      const live = [...merged].filter(([, st]) => st.value !== undefined).sort(([a], [b]) => compareKeys(a, b))
+      return {
+        items: live.slice(0, limit).map(([k, st]) => [k, st.value!] as const),
+        snapshot,
+        more: live.length > limit
+      }
+    })
+  }
+
+  // ---- transactions ------------------------------------------------------------------------------------------
+
+  transact<A, E>(
+    fn: (tx: Tx) => Effect.Effect<A, E | SnapshotMoved>,
+    maxAttempts: number
+  ): Effect.Effect<TxResult<A>, E | AirDbError> {
+    const self = this
+    return traced("airdb.transaction", { isolation: self.options.isolation }, (span) =>
+      Effect.gen(function* () {
+        let last: TransactionAborted | undefined
+        for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+          const snapshot = yield* traced("airdb.transaction.sync", {}, () => self.ride)
+          const reads = new Set<Key>()
+          const writes = new Map<Key, Uint8Array | undefined>()
+          const tx: Tx = {
+            snapshot,
+            get: (key) =>
+              Effect.suspend(() => {
+                const invalid = self.validateKey(key)
+                if (invalid !== undefined) return Effect.fail(invalid)
+                if (writes.has(key)) return Effect.succeed(writes.get(key))
+                reads.add(key)
+                return Effect.flatMap(self.stateOf(key), (state) =>
+                  state !== undefined && entryOf(state.modified) >= snapshot
+                    ? Effect.fail(new SnapshotMoved())
+                    : Effect.succeed(state?.value)
+                )
+              }),
+            put: (key, value) =>
+              Effect.suspend(() => {
+                const invalid = self.validateKey(key) ?? self.validateValue(value)
+                if (invalid !== undefined) return Effect.fail(invalid)
+                writes.set(key, value)
+                return Effect.void
+              }),
+            delete: (key) =>
+              Effect.suspend(() => {
+                const invalid = self.validateKey(key)
+                if (invalid !== undefined) return Effect.fail(invalid)
+                writes.set(key, undefined)
+                return Effect.void
+              })
+          }
+          const ran = yield* Effect.either(fn(tx))
+          if (Either.isLeft(ran)) {
+            if (ran.left instanceof SnapshotMoved) {
+              last = new TransactionAborted({ reason: "snapshot-moved", attempts: attempt })
+              continue
+            }
+            return yield* Effect.fail(ran.left as E)
+          }
+          span?.attribute("attempts", attempt)
+          span?.attribute("snapshot", snapshot)
+          if (writes.size === 0) return { value: ran.right, commitTs: undefined, snapshot, attempts: attempt }
+          const writeList: Array<Write> = [...writes].map(([key, value]) => ({ key, value }))
+          const intention: Intention = {
+            snapshotEntries: snapshot,
+            checked: checkedKeys(self.options.isolation, reads, writeList),
+            writes: writeList,
+            tx: ++self.txSeq
+          }
+          const outcome = yield* traced("airdb.transaction.commit", { writes: writeList.length }, (cspan) =>
+            Effect.tap(self.submit(intention), (o) => {
+              cspan?.attribute("outcome", o._tag)
+              cspan?.attribute("commit.ts", o.ts)
+            })
+          )
+          if (outcome._tag === "Committed") {
+            span?.attribute("commit.ts", outcome.ts)
+            return { value: ran.right, commitTs: outcome.ts, snapshot, attempts: attempt }
+          }
+          last = new TransactionAborted({
+            reason: outcome.reason,
+            ...(outcome.key === undefined ? {} : { key: outcome.key }),
+            attempts: attempt
+          })
+          // Contending transactions back off by a random time, so one of them gets through the next round.
+          if (attempt < maxAttempts) {
+            yield* Effect.sleep(yield* Random.nextIntBetween(0, Math.min(64, 2 ** attempt) + 1))
+          }
+        }
+        return yield* Effect.fail(last ?? new TransactionAborted({ reason: "conflict", attempts: maxAttempts }))
+      })
+    )
+  }
+
+  dump(): Effect.Effect<ReadonlyMap<Key, Uint8Array>, AirDbError> {
+    return Effect.map(this.scan("", undefined, Number.MAX_SAFE_INTEGER), (r) => new Map(r.items))
+  }
+
+  stats(): ClientStats {
+    return {
+      entries: this.replay.next,
+      chainEnd: chainEnd(this.adopted),
+      tailKeys: this.replay.tailSize,
+      ...this.counters,
+      blockReads: this.reader.blockReads,
+      cacheHits: this.reader.cache.hits,
+      cacheMisses: this.reader.cache.misses,
+      cacheBytes: this.reader.cache.usedBytes,
+      indexBytes: this.reader.indexBytes()
+    }
+  }
+
+  /** Fails everything waiting (the client is closing). */
+  close(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      this.closed = true
+      const closed = new ClientClosed()
+      for (const r of this.riders) Deferred.unsafeDone(r, Effect.fail(closed))
+      for (const p of this.pending) Deferred.unsafeDone(p.done, Effect.fail(closed))
+      this.riders = []
+      this.pending = []
+    })
+  }
+}
+
+/**
+ * Opens a client of the store named in `options` on `store` (creating the store if nobody has): a cold start
+ * that reads the state log's last segment, the live snapshots' indexes and the command log's tail. Its
+ * fibers live in the current scope.
+ */
+export const openClient = (
+  store: SegmentStoreShape,
+  options: AirDbOptions
+): Effect.Effect<AirDbClient, AirDbError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const resolved = resolveOptions(options, () => randomBytes(8).toString("hex"))
+    const c = new Client(store, resolved)
+    yield* c.open()
+    yield* Effect.addFinalizer(() => c.close())
+    yield* Effect.forkScoped(c.busLoop)
+    yield* Effect.forkScoped(c.writerLoop)
+    if (resolved.snapshots) yield* Effect.forkScoped(c.snapshotLoop)
+    const client: AirDbClient = {
+      id: c.id,
+      config: c.config,
+      get: (key) => c.get(key),
+      put: (key, value) =>
+        Effect.map(
+          c.transact((tx) => tx.put(key, value), resolved.maxAttempts),
+          (r) => r.commitTs ?? 0
+        ),
+      delete: (key) =>
+        Effect.map(
+          c.transact((tx) => tx.delete(key), resolved.maxAttempts),
+          (r) => r.commitTs ?? 0
+        ),
+      scan: (start, end, limit) => c.scan(start, end, limit ?? 1000),
+      transact: (fn, o) => c.transact(fn, o?.maxAttempts ?? resolved.maxAttempts),
+      sync: c.ride,
+      stats: () => c.stats(),
+      dump: c.dump()
+    }
+    return client
+  })
