@@ -2,8 +2,11 @@
  * @reef/replica: the host server next to each POPUC engine: a replicated, linearizable KV store served over
  * gRPC (reef.v1.KV), its client library with the paper's deployment modes, and a linearizability checker.
  */
+
+export { CatchUpRpc, SnapshotChunkRpc } from "./catch-up-server.js"
 export * from "./history.js"
 export { type DeploymentMode, KvCallError, type KvClient, type KvClientOptions, makeKvClient } from "./kv-client.js"
+export { DEFAULT_MAX_KEY_BYTES, DEFAULT_MAX_VALUE_BYTES } from "./kv-service.js"
 export {
   applyCommand,
   chainValue,
@@ -14,11 +17,4 @@ export {
   type KvStateData
 } from "./kv-state.js"
 export * from "./linearizability.js"
-export {
-  CatchUpRpc,
-  DEFAULT_MAX_KEY_BYTES,
-  DEFAULT_MAX_VALUE_BYTES,
-  type ReplicaHandle,
-  type ReplicaOptions,
-  runReplica
-} from "./replica.js"
+export { REPLICA_ROLE, type ReplicaHandle, type ReplicaOptions, runReplica } from "./replica.js"

@@ -51,6 +51,27 @@ export {
   stepMulti
 } from "./popuc-multi.js"
 export {
+  choosePeer,
+  createRejoin,
+  DEFAULT_ALL_PEERS_MS,
+  DEFAULT_ASK_EVERY_MS,
+  DEFAULT_MAJORITY_MS,
+  DEFAULT_RETRY_MS,
+  isRunning,
+  learnMs,
+  type PeerAnswer,
+  type PeerChoice,
+  type RejoinInput,
+  type RejoinOutput,
+  type RejoinParams,
+  type RejoinPhase,
+  type RejoinState,
+  type RejoinStep,
+  stepRejoin,
+  waitForPeers,
+  watchdogMs
+} from "./rejoin.js"
+export {
   type ArmedTimer,
   type CalibrationOptions,
   calibrateRoundTimer,
@@ -98,6 +119,7 @@ export {
   compareValues,
   EMPTY_PAYLOAD,
   heartbeatValue,
+  isOwnValue,
   membershipValue,
   sameValue,
   sortIds,

@@ -12,6 +12,13 @@ export const EMPTY_PAYLOAD = new Uint8Array(0)
 export const valueKey = (v: ValueRef): string =>
   `${v.proposer}/${v.incarnation}${v.kind === "heartbeat" ? "#h" : "#"}${v.seq}`
 
+/**
+ * `v` was proposed by this very process: same id *and* same incarnation. A value of the same id from an
+ * earlier incarnation is a previous process's, never this one's.
+ */
+export const isOwnValue = (v: ValueRef, self: ProcessId, incarnation: Incarnation): boolean =>
+  v.proposer === self && v.incarnation === incarnation
+
 export const valueRef = (v: Value): ValueRef => ({
   proposer: v.proposer,
   incarnation: v.incarnation,

@@ -1,0 +1,218 @@
+/**
+ * The shell around the rejoin core (`@reef/nic` core/rejoin.ts): it carries out what the core decides (ask
+ * the peers, install a snapshot, join the engine, start the group, serve) and feeds back what came of it,
+ * plus what the replica observes (decisions applied, self-quits, learner rejoins, membership changes).
+ * Each output is one fiber in the driver's scope; the core itself never waits.
+ */
+import { HandlerError, type KernelConfigShape, type MessengerShape } from "@reef/kernel"
+import {
+  createRejoin,
+  type DeliveredIndex,
+  type JoinSnapshot,
+  membersAt,
+  type NicEngine,
+  type PeerAnswer,
+  type RejoinInput,
+  type RejoinOutput,
+  type RejoinState,
+  stepRejoin,
+  valueFromWire
+} from "@reef/nic"
+import { type CatchUpReply, ErrorCode } from "@reef/proto"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import { CatchUpRpc, SnapshotChunkRpc } from "./catch-up-server.js"
+import type { ReplicaState } from "./replica-state.js"
+import { deliveredFromWire, installSnapshot } from "./snapshot.js"
+
+/** How long a peer has to answer a catch-up or a snapshot chunk. */
+const ASK_TIMEOUT_MS = 8_000
+
+/** A snapshot could not be fetched or installed (a chunk expired, a peer left). */
+export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly peer: string; readonly reason: string }> {
+  override get message() {
+    return `could not restore ${this.peer}'s snapshot: ${this.reason}`
+  }
+}
+
+export interface RejoinDriverOptions {
+  readonly state: ReplicaState
+  readonly engine: NicEngine
+  readonly messenger: MessengerShape
+  readonly config: KernelConfigShape
+  /** A round period of the group's engines. */
+  readonly roundPeriodMs: number
+  /** Forks an effect in the replica's scope (interrupted when it closes). */
+  readonly fork: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+  /** The replica serves from now on. */
+  readonly onServe: () => void
+  /** The replica's state jumped to a snapshot: calls waiting for their outcome cannot know it. */
+  readonly onRestored: (error: HandlerError) => void
+  readonly log: (level: "info" | "warn", message: string) => void
+  readonly nowMs: () => number
+}
+
+export interface RejoinDriver {
+  readonly step: (input: RejoinInput) => void
+  readonly state: () => RejoinState
+  /** Starts asking the peers (once the engine is up and the catch-up server answers). */
+  readonly start: () => void
+}
+
+export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => {
+  const { state, engine, messenger } = options
+  let core = createRejoin({ self: state.id, members: state.members, roundPeriodMs: options.roundPeriodMs })
+  /** The replies of the last ask, by peer: what a Join or Restore output refers to. */
+  let replies = new Map<string, CatchUpReply>()
+  /** The delivered index of the snapshot installed last (a join from it hands it to the engine). */
+  let restoredDelivered: DeliveredIndex | undefined
+
+  const address = (peer: string) => ({ cluster: options.config.cluster, role: "replica", id: peer })
+
+  const step = (input: RejoinInput) => {
+    const result = stepRejoin(core, input)
+    core = result.state
+    for (const output of result.out) perform(output)
+  }
+
+  const answerOf = (peer: string, reply: CatchUpReply): PeerAnswer => ({
+    peer,
+    joinInstance: reply.joinInstance,
+    rejoining: reply.rejoining,
+    snapshot: reply.hasSnapshot,
+    member:
+      reply.schedule.length === 0 ||
+      membersAt({ epochs: reply.schedule.map((e) => ({ ...e })) }, reply.joinInstance).includes(state.id)
+  })
+
+  const ask = (id: number, fromInstance: number) =>
+    Effect.gen(function* () {
+      const peers = state.members.filter((m) => m !== state.id)
+      const answered = yield* Effect.forEach(
+        peers,
+        (peer) =>
+          messenger
+            .ask(address(peer), CatchUpRpc, { group: state.group, fromInstance }, { timeoutMs: ASK_TIMEOUT_MS })
+            .pipe(
+              Effect.map((reply) => [peer, reply] as const),
+              Effect.option
+            ),
+        { concurrency: "unbounded" }
+      )
+      const got = answered.flatMap((a) => (a._tag === "Some" ? [a.value] : []))
+      replies = new Map(got)
+      step({ _tag: "Answers", ask: id, nowMs: options.nowMs(), answers: got.map(([peer, r]) => answerOf(peer, r)) })
+    })
+
+  /** Replaces this replica's state with `peer`'s frozen snapshot (announced in its last reply). */
+  const restore = (peer: string, reply: CatchUpReply) =>
+    Effect.gen(function* () {
+      const chunks = yield* Effect.forEach(
+        Array.from({ length: reply.snapshotChunks }, (_, chunk) => chunk),
+        (chunk) =>
+          messenger
+            .ask(
+              address(peer),
+              SnapshotChunkRpc,
+              { group: state.group, snapshotId: reply.snapshotId, chunk },
+              { timeoutMs: ASK_TIMEOUT_MS }
+            )
+            .pipe(
+              Effect.map((r) => r.entries),
+              Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` }))
+            )
+      )
+      installSnapshot(state.kv, { stateHash: reply.snapshotHash, appliedCommands: reply.snapshotCommands, chunks })
+      state.appliedInstance = reply.snapshotInstance - 1
+      state.decisions.reset(reply.snapshotInstance)
+      state.delivered = deliveredFromWire(reply.snapshotDelivered)
+      restoredDelivered = state.delivered
+      const epoch = reply.schedule.filter((e) => e.fromInstance <= reply.snapshotInstance).at(-1)
+      if (epoch !== undefined) state.members = [...epoch.members]
+      // Client calls still waiting may have been decided in the instances the snapshot skips: their outcome
+      // is unknown, like a timeout's; the values still pending in the engine are proposed again.
+      options.onRestored(
+        new HandlerError({
+          code: ErrorCode.ERROR_CODE_UNAVAILABLE,
+          message: "this replica restored its state from a snapshot: outcome unknown"
+        })
+      )
+      options.log(
+        "info",
+        `restored the state of ${peer} at instance ${reply.snapshotInstance} (${state.kv.records.size} keys, ${chunks.length} chunks)`
+      )
+      step({ _tag: "Restored", nowMs: options.nowMs(), instance: reply.snapshotInstance })
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.sync(() => step({ _tag: "RestoreFailed", nowMs: options.nowMs(), reason: error.message }))
+      )
+    )
+
+  const join = (output: Extract<RejoinOutput, { _tag: "Join" }>, reply: CatchUpReply) => {
+    const snapshot: JoinSnapshot | undefined =
+      output.snapshotAt === undefined || restoredDelivered === undefined
+        ? undefined
+        : { instance: output.snapshotAt, delivered: restoredDelivered }
+    return engine
+      .join({
+        startNow: output.startNow,
+        startInstance: output.joinInstance,
+        decisions: reply.decisions.map((d) => ({
+          instance: d.instance,
+          values: d.values.flatMap((v) => {
+            const value = valueFromWire(v)
+            return value === undefined ? [] : [value]
+          })
+        })),
+        schedule: { epochs: reply.schedule.map((e) => ({ fromInstance: e.fromInstance, members: e.members })) },
+        ...(snapshot === undefined ? {} : { snapshot })
+      })
+      .pipe(
+        Effect.catchAll((error) =>
+          Effect.sync(() => step({ _tag: "JoinFailed", nowMs: options.nowMs(), reason: error.reason }))
+        )
+      )
+  }
+
+  const perform = (output: RejoinOutput): void => {
+    switch (output._tag) {
+      case "Ask":
+        options.fork(ask(output.ask, output.fromInstance))
+        return
+      case "SetTimer":
+        options.fork(
+          Effect.sleep(output.afterMs).pipe(
+            Effect.zipRight(Effect.sync(() => step({ _tag: "Timer", nowMs: options.nowMs(), id: output.id })))
+          )
+        )
+        return
+      case "SyncStart":
+        options.fork(engine.syncStart)
+        return
+      case "Restore": {
+        // The core chose from the answers of its last ask, all of which are in `replies`.
+        const reply = replies.get(output.peer)!
+        options.fork(restore(output.peer, reply))
+        return
+      }
+      case "Join": {
+        const reply = replies.get(output.peer)!
+        options.fork(join(output, reply))
+        return
+      }
+      case "Serve":
+        options.onServe()
+        return
+      case "Log":
+        options.log(output.level, output.message)
+        return
+    }
+  }
+
+  return {
+    step,
+    state: () => core,
+    start: () => step({ _tag: "Start", nowMs: options.nowMs() })
+  }
+}
