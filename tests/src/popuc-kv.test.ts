@@ -4,8 +4,11 @@
  * linearizability, a replica killed and restarted (it rejoins with the same state hash), malformed round
  * messages injected on an engine subject, and bad gRPC arguments.
  */
+import { BinaryWriter } from "@bufbuild/protobuf/wire"
+import { Client, credentials, status } from "@grpc/grpc-js"
 import { connect } from "@nats-io/transport-node"
 import { engineSubject } from "@reef/nic"
+import { CompareAndSetRequest, SetRequest } from "@reef/proto"
 import { type KvClient, makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -63,6 +66,51 @@ describe("POPUC replicated KV over 3 replica processes", () => {
       expect(after.instance).toBeGreaterThan(0)
     })
   }
+
+  it("a key that is not valid UTF-8, or an ambiguous CompareAndSet, is refused with INVALID_ARGUMENT", async () => {
+    const client = new Client(fixture.group.addresses[0]!, credentials.createInsecure())
+    const raw = (method: string, request: Uint8Array) =>
+      new Promise<number>((resolve) =>
+        client.makeUnaryRequest(
+          `/reef.v1.KV/${method}`,
+          (bytes: Uint8Array) => Buffer.from(bytes),
+          (bytes: Buffer) => bytes,
+          request,
+          (error) => resolve(error?.code ?? status.OK)
+        )
+      )
+    /** A request whose field 1 (the key) holds `bytes`, which are not UTF-8. */
+    const invalidKey = (bytes: ReadonlyArray<number>) =>
+      new BinaryWriter().uint32(10).bytes(new Uint8Array(bytes)).finish()
+    try {
+      const codes = [
+        await raw("Get", invalidKey([0x6b, 0xff])),
+        await raw("Set", invalidKey([0x6b, 0xfe])),
+        await raw(
+          "CompareAndSet",
+          CompareAndSetRequest.encode({
+            key: "k",
+            expected: Buffer.from("old"),
+            expectAbsent: true,
+            value: Buffer.from("new")
+          }).finish()
+        ),
+        // A valid key with a real U+FFFD is a key like any other.
+        await raw("Set", SetRequest.encode({ key: "k\uFFFD", value: Buffer.from("v") }).finish())
+      ]
+      expect(codes).toEqual([status.INVALID_ARGUMENT, status.INVALID_ARGUMENT, status.INVALID_ARGUMENT, status.OK])
+    } finally {
+      client.close()
+    }
+    // Our client refuses a key it could not send as UTF-8 before sending anything.
+    const refused = await Effect.runPromise(
+      Effect.gen(function* () {
+        const kv = yield* makeKvClient({ replicas: fixture.group.addresses })
+        return yield* kv.set("k\uD800", Buffer.from("v")).pipe(Effect.flip)
+      }).pipe(Effect.scoped)
+    )
+    expect(refused.code).toBe(status.INVALID_ARGUMENT)
+  })
 
   it("malformed round messages on an engine subject are dropped and counted, never crash the engine", async () => {
     const nc = await connect({ servers: fixture.nats.url })

@@ -35,6 +35,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { keyValueBytes } from "./kv-state.js"
+import { isWellFormed } from "./strict-utf8.js"
 
 export type DeploymentMode = "leader" | "balanced" | "colocated"
 
@@ -248,23 +249,44 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
       value: toBuffer(value)
     })
     const unary = options.transport === "unary"
+    /**
+     * A key with a lone surrogate cannot be sent as UTF-8 (the encoder would silently make it U+FFFD and so
+     * another key): refused here, like the server refuses invalid UTF-8 (strict-utf8.ts).
+     */
+    const withKey = <A>(method: string, key: string, send: (replica: number) => Effect.Effect<A, KvCallError>) => {
+      const replica = pick()
+      return isWellFormed(key)
+        ? send(replica)
+        : Effect.fail(callError(method, replica, status.INVALID_ARGUMENT, "key: is not well-formed Unicode"))
+    }
     return {
       set: (key, value) =>
-        unary
-          ? call("Set", pick(), (c) => c.set, { key, value: toBuffer(value) })
-          : viaSession("Set", pick(), { $case: "set", value: { key, value: toBuffer(value) } }),
+        withKey("Set", key, (replica) =>
+          unary
+            ? call("Set", replica, (c) => c.set, { key, value: toBuffer(value) })
+            : viaSession("Set", replica, { $case: "set", value: { key, value: toBuffer(value) } })
+        ),
       get: (key) =>
-        unary
-          ? call("Get", pick(), (c) => c.get, { key })
-          : viaSession("Get", pick(), { $case: "get", value: { key } }),
+        withKey("Get", key, (replica) =>
+          unary
+            ? call("Get", replica, (c) => c.get, { key })
+            : viaSession("Get", replica, { $case: "get", value: { key } })
+        ),
       delete: (key) =>
-        unary
-          ? call("Delete", pick(), (c) => c.delete, { key })
-          : viaSession("Delete", pick(), { $case: "delete", value: { key } }),
+        withKey("Delete", key, (replica) =>
+          unary
+            ? call("Delete", replica, (c) => c.delete, { key })
+            : viaSession("Delete", replica, { $case: "delete", value: { key } })
+        ),
       compareAndSet: (key, expected, value) =>
-        unary
-          ? call("CompareAndSet", pick(), (c) => c.compareAndSet, casRequest(key, expected, value))
-          : viaSession("CompareAndSet", pick(), { $case: "compareAndSet", value: casRequest(key, expected, value) }),
+        withKey("CompareAndSet", key, (replica) =>
+          unary
+            ? call("CompareAndSet", replica, (c) => c.compareAndSet, casRequest(key, expected, value))
+            : viaSession("CompareAndSet", replica, {
+                $case: "compareAndSet",
+                value: casRequest(key, expected, value)
+              })
+        ),
       state: (replica) => call("State", replica, (c) => c.state, {}),
       reconfigure: (replica, members) => call("Reconfigure", replica, (c) => c.reconfigure, { members: [...members] })
     }

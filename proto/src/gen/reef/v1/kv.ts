@@ -110,9 +110,13 @@ export interface DeleteResponse {
   instance: number;
 }
 
+/** Keys are UTF-8: a key that is not valid UTF-8 is refused with INVALID_ARGUMENT (never rewritten). */
 export interface CompareAndSetRequest {
   key: string;
-  /** Expected current value; `expect_absent` instead requires the key not to exist. */
+  /**
+   * Expected current value; `expect_absent` instead requires the key not to exist. Both at once (expect_absent
+   * with a non-empty expected) is ambiguous and refused with INVALID_ARGUMENT.
+   */
   expected: Buffer;
   expectAbsent: boolean;
   value: Buffer;
