@@ -1,23 +1,27 @@
 /**
  * Bidirectional sessions (session.ts `sessionHandler`) over a real grpc-js server and client, with a tiny
- * hand-written service whose messages are UTF-8 strings "<id>:<command>".
+ * hand-written service whose messages are UTF-8 strings "<id>:<command>". What the server did with a call (saw
+ * the half-close, ended the call, paused reading) is observed on the server's side of it, never guessed from
+ * how long the client waited.
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
   type ClientDuplexStream,
   credentials,
   makeGenericClientConstructor,
-  type ServiceError,
-  status
+  type ServerDuplexStream,
+  type ServiceError
 } from "@grpc/grpc-js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import { serveGrpc } from "./grpc-server.js"
-import { grpcService } from "./handlers.js"
+import { type GrpcService, grpcService } from "./handlers.js"
 import { framedSession, MAX_SESSION_FRAME_BYTES, type SessionFrames } from "./session.js"
+import { GrpcCode } from "./status.js"
 
 const utf8 = {
   serialize: (s: string) => Buffer.from(s),
@@ -69,6 +73,46 @@ const openSession = (address: string) =>
     ({ client }) => Effect.sync(() => client.close())
   )
 
+/** The server's side of one session call. */
+interface ServerCall {
+  readonly call: ServerDuplexStream<string, string>
+  /** Done once the server's handler has taken the client's half-close (its own listener ran first). */
+  readonly halfClosed: Deferred.Deferred<void>
+  /** Whether the server has ended the call (OK or an error status). */
+  readonly ended: () => boolean
+}
+
+/** `service` whose session calls are also handed to the test, to assert on what the server did with them. */
+const observed = (service: GrpcService) => {
+  const calls: Array<ServerCall> = []
+  const observedService: GrpcService = {
+    ...service,
+    bind: (runner) => {
+      const session = service.bind(runner).session as (call: ServerDuplexStream<string, string>) => void
+      return {
+        session: (call: ServerDuplexStream<string, string>) => {
+          let ended = false
+          const end = call.end.bind(call)
+          call.end = ((...args: Parameters<typeof call.end>) => {
+            ended = true
+            return end(...args)
+          }) as typeof call.end
+          const emit = call.emit.bind(call)
+          call.emit = ((event: string | symbol, ...args: Array<unknown>) => {
+            if (event === "error") ended = true
+            return emit(event, ...args)
+          }) as typeof call.emit
+          const halfClosed = Deferred.unsafeMake<void>(FiberId.none)
+          session(call)
+          call.once("end", () => Deferred.unsafeDone(halfClosed, Exit.void))
+          calls.push({ call, halfClosed, ended: () => ended })
+        }
+      }
+    }
+  }
+  return { service: observedService, calls }
+}
+
 const until = (condition: () => boolean) =>
   Effect.gen(function* () {
     for (let i = 0; i < 500 && !condition(); i++) yield* Effect.sleep("10 millis")
@@ -79,27 +123,26 @@ describe("gRPC sessions (bidirectional methods)", () => {
   it.scopedLive("answers each request as soon as it is done, not in request order, and ends after half-close", () =>
     Effect.gen(function* () {
       const slowGate = yield* Deferred.make<void>()
-      const server = yield* serveGrpc({
-        services: [
-          grpcService(EchoService, {
-            session: (request: string) => {
-              const [id, command] = request.split(":")
-              return command === "slow"
-                ? Effect.as(Deferred.await(slowGate), `${id}:slow done`)
-                : Effect.succeed(`${id}:${command} done`)
-            }
-          })
-        ]
-      })
+      const echo = observed(
+        grpcService(EchoService, {
+          session: (request: string) => {
+            const [id, command] = request.split(":")
+            return command === "slow"
+              ? Effect.as(Deferred.await(slowGate), `${id}:slow done`)
+              : Effect.succeed(`${id}:${command} done`)
+          }
+        })
+      )
+      const server = yield* serveGrpc({ services: [echo.service] })
       const session = yield* openSession(server.address)
       session.stream.write("1:slow")
       session.stream.write("2:fast")
       yield* until(() => session.replies.length === 1)
       expect(session.replies).toEqual(["2:fast done"])
       session.stream.end()
-      // Half-closed with a request in flight: the server waits for its reply before ending the call.
-      yield* Effect.sleep("50 millis")
-      expect(session.ended()).toBe(false)
+      // Half-closed with a request in flight: the server has taken the half-close and waits for the reply.
+      yield* Deferred.await(echo.calls[0]!.halfClosed)
+      expect(echo.calls[0]!.ended()).toBe(false)
       yield* Deferred.succeed(slowGate, undefined)
       yield* until(() => session.ended())
       expect(session.replies).toEqual(["2:fast done", "1:slow done"])
@@ -113,26 +156,25 @@ describe("gRPC sessions (bidirectional methods)", () => {
       Effect.gen(function* () {
         /** Replies the shortcut still owes, by request id. */
         const owed = new Map<string, (response: string) => void>()
-        const server = yield* serveGrpc({
-          services: [
-            grpcService(EchoService, {
-              session: {
-                answer: (request: string) => Effect.succeed(`${request} by fiber`),
-                shortcut: (request, reply) => {
-                  const [id, command] = request.split(":")
-                  if (command === "now") {
-                    reply(`${id}:now by shortcut`)
-                    reply(`${id}:now twice`)
-                    return true
-                  }
-                  if (command !== "later") return false
-                  owed.set(id!, reply)
+        const echo = observed(
+          grpcService(EchoService, {
+            session: {
+              answer: (request: string) => Effect.succeed(`${request} by fiber`),
+              shortcut: (request, reply) => {
+                const [id, command] = request.split(":")
+                if (command === "now") {
+                  reply(`${id}:now by shortcut`)
+                  reply(`${id}:now twice`)
                   return true
                 }
+                if (command !== "later") return false
+                owed.set(id!, reply)
+                return true
               }
-            })
-          ]
-        })
+            }
+          })
+        )
+        const server = yield* serveGrpc({ services: [echo.service] })
         const session = yield* openSession(server.address)
         session.stream.write("1:later")
         session.stream.write("2:now")
@@ -141,8 +183,8 @@ describe("gRPC sessions (bidirectional methods)", () => {
         expect([...session.replies].sort()).toEqual(["2:now by shortcut", "3:other by fiber"])
         session.stream.end()
         // Half-closed while the shortcut still owes a reply: the call stays open for it.
-        yield* Effect.sleep("50 millis")
-        expect(session.ended()).toBe(false)
+        yield* Deferred.await(echo.calls[0]!.halfClosed)
+        expect(echo.calls[0]!.ended()).toBe(false)
         owed.get("1")!("1:later by shortcut")
         yield* until(() => session.ended())
         expect(session.replies).toHaveLength(3)
@@ -156,35 +198,33 @@ describe("gRPC sessions (bidirectional methods)", () => {
     () =>
       Effect.gen(function* () {
         const slowGate = yield* Deferred.make<void>()
-        const server = yield* serveGrpc({
-          services: [
-            grpcService(EchoService, {
-              session: framedSession(pipeFrames, {
-                answer: (request: string) =>
-                  request.endsWith(":slow")
-                    ? Effect.as(Deferred.await(slowGate), `${request} by fiber`)
-                    : Effect.succeed(`${request} by fiber`),
-                shortcut: (request: string, reply: (response: string) => void) => {
-                  if (!request.endsWith(":now")) return false
-                  reply(`${request} by shortcut`)
-                  return true
-                }
-              })
+        const echo = observed(
+          grpcService(EchoService, {
+            session: framedSession(pipeFrames, {
+              answer: (request: string) =>
+                request.endsWith(":slow")
+                  ? Effect.as(Deferred.await(slowGate), `${request} by fiber`)
+                  : Effect.succeed(`${request} by fiber`),
+              shortcut: (request: string, reply: (response: string) => void) => {
+                if (!request.endsWith(":now")) return false
+                reply(`${request} by shortcut`)
+                return true
+              }
             })
-          ]
-        })
+          })
+        )
+        const server = yield* serveGrpc({ services: [echo.service] })
         const session = yield* openSession(server.address)
         session.stream.write("1:now|2:now|3:other|4:slow")
-        yield* until(() => session.replies.length === 1)
+        const early = () => session.replies.flatMap((frame) => frame.split("|"))
+        yield* until(() => early().length === 3)
         // The shortcut's replies came in the same turn, and the fiber's in it or the next: at most two frames.
-        yield* Effect.sleep("50 millis")
-        const early = session.replies.flatMap((frame) => frame.split("|"))
-        expect(early.sort()).toEqual(["1:now by shortcut", "2:now by shortcut", "3:other by fiber"])
+        expect(early().sort()).toEqual(["1:now by shortcut", "2:now by shortcut", "3:other by fiber"])
         expect(session.replies.length).toBeLessThanOrEqual(2)
         expect(session.replies[0]!.startsWith("1:now by shortcut|2:now by shortcut")).toBe(true)
         session.stream.end()
-        yield* Effect.sleep("50 millis")
-        expect(session.ended()).toBe(false)
+        yield* Deferred.await(echo.calls[0]!.halfClosed)
+        expect(echo.calls[0]!.ended()).toBe(false)
         yield* Deferred.succeed(slowGate, undefined)
         yield* until(() => session.ended())
         expect(session.replies.at(-1)).toBe("4:slow by fiber")
@@ -256,24 +296,30 @@ describe("gRPC sessions (bidirectional methods)", () => {
 
   it.live("at server shutdown a session answers its requests in flight, then ends with UNAVAILABLE", () =>
     Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       const scope = yield* Scope.make()
-      const server = yield* serveGrpc({
-        services: [
-          grpcService(EchoService, {
-            session: (request: string) => Effect.as(Deferred.await(gate), `${request} done`)
-          })
-        ]
-      }).pipe(Scope.extend(scope))
+      const echo = observed(
+        grpcService(EchoService, {
+          session: (request: string) =>
+            Deferred.succeed(started, undefined).pipe(
+              Effect.zipRight(Deferred.await(gate)),
+              Effect.as(`${request} done`)
+            )
+        })
+      )
+      const server = yield* serveGrpc({ services: [echo.service] }).pipe(Scope.extend(scope))
       const session = yield* openSession(server.address).pipe(Scope.extend(scope))
       session.stream.write("1:pending")
-      yield* Effect.sleep("50 millis")
+      yield* Deferred.await(started)
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* Effect.sleep("50 millis")
+      // Shutdown has reached the session: it stops reading requests, and still owes the pending one its reply.
+      yield* until(() => echo.calls[0]!.call.isPaused())
+      expect(echo.calls[0]!.ended()).toBe(false)
       yield* Deferred.succeed(gate, undefined)
       yield* until(() => session.error() !== undefined)
       expect(session.replies).toEqual(["1:pending done"])
-      expect(session.error()?.code).toBe(status.UNAVAILABLE)
+      expect(session.error()?.code).toBe(GrpcCode.UNAVAILABLE)
       yield* Fiber.join(closing)
     })
   )
