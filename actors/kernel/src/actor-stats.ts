@@ -2,6 +2,7 @@
  * Counters of one actor, kept as plain numbers on the hot path and exported three ways: in heartbeats, in
  * `$SRV.STATS`, and as Effect metrics (`reef_actor_*`, tagged with the actor) for OpenTelemetry.
  */
+import { percentile } from "@reef/stats"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import type * as MetricKeyType from "effect/MetricKeyType"
@@ -23,12 +24,10 @@ export class ActorStats {
     this.latencyCount++
   }
 
-  /** Percentile of the last LATENCY_WINDOW handle latencies, in ms (0 when nothing was handled). */
+  /** Percentile (nearest rank) of the last LATENCY_WINDOW handle latencies, in ms (0 when nothing was handled). */
   latencyPercentileMs(p: number): number {
     const n = Math.min(this.latencyCount, LATENCY_WINDOW)
-    if (n === 0) return 0
-    const sorted = Array.from(this.latenciesMs.subarray(0, n)).sort((a, b) => a - b)
-    return sorted[Math.min(n - 1, Math.floor((p / 100) * n))]!
+    return n === 0 ? 0 : percentile(this.latenciesMs.subarray(0, n), p)
   }
 
   snapshot(mailboxDepth: number) {

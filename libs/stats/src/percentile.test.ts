@@ -30,6 +30,10 @@ describe("percentile (nearest rank)", () => {
     expect(percentile(samples, 10.1)).toBe(101)
   })
 
+  it("reads typed arrays too", () => {
+    expect(percentile(new Float64Array([0.5, 0.1, 0.3]), 50)).toBe(0.3)
+  })
+
   it("an empty sample has no percentile (NaN)", () => {
     expect(percentile([], 50)).toBeNaN()
   })

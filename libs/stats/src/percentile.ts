@@ -18,9 +18,8 @@ export const percentileOfSorted = (sorted: ReadonlyArray<number>, p: number): nu
 
 const RANK_TOLERANCE = 1e-9
 
-/** The p-th percentile (0 ≤ p ≤ 100) of samples in any order (sorts a copy). */
-export const percentile = (samples: ReadonlyArray<number>, p: number): number =>
-  percentileOfSorted(ascending(samples), p)
+/** The p-th percentile (0 ≤ p ≤ 100) of samples in any order (sorts a copy; a typed array is fine). */
+export const percentile = (samples: Iterable<number>, p: number): number => percentileOfSorted(ascending(samples), p)
 
 /** A sorted copy, for reading several percentiles of one sample with `percentileOfSorted`. */
-export const ascending = (samples: ReadonlyArray<number>): Array<number> => [...samples].sort((a, b) => a - b)
+export const ascending = (samples: Iterable<number>): Array<number> => Array.from(samples).sort((a, b) => a - b)
