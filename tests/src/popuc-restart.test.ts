@@ -5,6 +5,7 @@
  * Set must be decided after the restart (a later instance, a higher version), a read through another
  * replica must see the last of them, and the whole history must be linearizable.
  */
+import { GrpcCode } from "@reef/grpc"
 import { checkLinearizable, HistoryRecorder, makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -13,9 +14,6 @@ import { describe, expect, it } from "vitest"
 import { settledGroupHashes, useGroup } from "./popuc-harness.js"
 
 const fixture = useGroup({ n: 3, cluster: "restart" })
-
-/** UNAVAILABLE (14): the replica is not serving yet; the call had no effect or an unknown one. */
-const UNAVAILABLE = 14
 
 describe("a restarted replica is a new incarnation", () => {
   it("its new calls get their own results, not its previous process's", async () => {
@@ -31,7 +29,11 @@ describe("a restarted replica is a new incarnation", () => {
             const id = recorder.invoke(process, { _tag: "Set", key, value }, performance.now())
             const result = yield* Effect.either(client.set(key, Buffer.from(value)))
             if (result._tag === "Right") recorder.complete(id, { ok: true }, performance.now())
-            else recorder.fail(id, result.left.code === UNAVAILABLE || result.left.code === 4)
+            else
+              recorder.fail(
+                id,
+                result.left.code === GrpcCode.UNAVAILABLE || result.left.code === GrpcCode.DEADLINE_EXCEEDED
+              )
             return result
           })
         const get = (client: typeof c1, process: number, key: string) =>
@@ -82,7 +84,7 @@ describe("a restarted replica is a new incarnation", () => {
               after.push({ instance: r.right.instance, version: r.right.version })
               break
             }
-            expect(r.left.code).toBe(UNAVAILABLE)
+            expect(r.left.code).toBe(GrpcCode.UNAVAILABLE)
             yield* Effect.sleep("100 millis")
           }
         }

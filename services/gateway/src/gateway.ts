@@ -6,8 +6,8 @@
  * Order matters: the actor joins only once the port is bound, so "gateway joined" means "gRPC is served";
  * on shutdown it leaves first, then the server drains.
  */
-import { type GrpcServerInfo, serveGrpc } from "@reef/grpc"
-import { defineActor, type Kernel, spawn } from "@reef/kernel"
+import { type GrpcServerError, type GrpcServerInfo, serveGrpc } from "@reef/grpc"
+import { type BusError, defineActor, type InvalidAddressError, type Kernel, spawn } from "@reef/kernel"
 import { protoRoot } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -51,7 +51,7 @@ export const runGateway = (options: GatewayOptions = {}) =>
     })
     if (options.id !== undefined) yield* spawn(gatewayActor, options.id)
     return server
-  }) satisfies Effect.Effect<GrpcServerInfo, unknown, Kernel | Scope.Scope>
+  }) satisfies Effect.Effect<GrpcServerInfo, GrpcServerError | InvalidAddressError | BusError, Kernel | Scope.Scope>
 
 /** The gateway as a Layer over a kernel, for processes that only need it running. */
 export const gatewayLayer = (options: GatewayOptions = {}) => Layer.scopedDiscard(runGateway(options))
