@@ -209,7 +209,8 @@ export class CoordinatorDriver {
 
   /** Who holds `key` now and the version its latest committed access will produce. */
   owner(key: string): { readonly owner: string; readonly assignedVersion: number } {
-    const packed = this.core.router.get(key)
+    const id = this.core.keys.find(key)
+    const packed = id < 0 ? 0 : this.core.router.get(id)
     const code = ownerOf(packed)
     return {
       owner: code === 0 ? COORDINATOR_SOURCE : this.core.registry.idOf(code),

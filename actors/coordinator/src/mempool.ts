@@ -5,7 +5,7 @@
  */
 import { type Rejection, RejectReason, type Transaction } from "@reef/proto"
 import { type AdmissionLimits, admit, DEFAULT_ADMISSION_LIMITS, Deque } from "@reef/remora"
-import type { RemoraTx } from "@reef/remora/shell"
+import { encodedTransaction, type RemoraTx } from "@reef/remora/shell"
 
 export interface MempoolLimits {
   /** Transactions waiting to be proposed; beyond it a submission is refused OVERLOADED. */
@@ -63,6 +63,9 @@ export class Mempool {
     }
     this.remember(id)
     const meta = a.meta as RemoraTx
+    // The bytes every task carries, encoded once (a real client's bytes would be kept as received; grpc-js
+    // hands over decoded messages).
+    encodedTransaction(meta.payload)
     this.queue.push(meta)
     return { ok: true, tx: meta }
   }

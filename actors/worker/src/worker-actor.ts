@@ -46,7 +46,7 @@ export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (mess
           const tasks: Array<StatelessTaskData<Transaction>> = []
           for (const m of messages) {
             const t = statelessFromWire(m)
-            if (t === undefined) warn(`stateless task ${m.txId} without a transaction: ignored`)
+            if (typeof t === "string") warn(`malformed stateless task: ${t}`)
             else tasks.push(t)
           }
           d.feed({ _tag: "Stateless", tasks })

@@ -37,8 +37,8 @@ describe("version assignment (App. A.6)", () => {
     propose(s, 1, [tx("a", ["x", "y"], ["y"]), tx("b", ["x"], []), tx("c", ["x", "y"])])
     const tasks = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 1 }))
     expect(tasks.map((t) => t.versions)).toEqual([[0, 0], [1], [2, 1]])
-    expect(versionOf(s.router.get("x"))).toBe(3)
-    expect(versionOf(s.router.get("y"))).toBe(2)
+    expect(versionOf(s.router.get(s.keys.find("x")))).toBe(3)
+    expect(versionOf(s.router.get(s.keys.find("y")))).toBe(2)
   })
 
   it('"walking through the order exactly once": versions follow the committed order across blocks', () => {
@@ -171,13 +171,13 @@ describe("completions", () => {
         statelessDoneUs: 0
       })
     expect(done("w2", 2).map((o) => o._tag)).toEqual(["Completed"])
-    expect(s.watermark).toBe(1)
+    expect(s.inflight.watermark).toBe(1)
     done("w1", 1)
-    expect(s.watermark).toBe(3)
+    expect(s.inflight.watermark).toBe(3)
     expect(done("w1", 1)).toEqual([])
     expect(s.stats.duplicateCompletions).toBe(1)
     done("w1", 3)
-    expect(s.watermark).toBe(4)
+    expect(s.inflight.watermark).toBe(4)
     expect(s.inflight.size).toBe(0)
   })
 

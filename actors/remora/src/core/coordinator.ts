@@ -17,18 +17,21 @@
  * the step. Its changes follow from the input log alone (proposals, commits, reports), which is what epochs, a
  * persist index and replay (§4.6) will build on.
  */
-import { COORDINATOR_OWNER, ObjectTable, SchedulerView, WorkerRegistry } from "./object-table.js"
+import { COORDINATOR_OWNER, KeyIndex, ObjectTable, SchedulerView, WorkerRegistry } from "./object-table.js"
 import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
 import {
   adoptPlan,
   GENESIS_CODE,
   type PlacementCursor,
   type Plan,
+  PlannerScratch,
   planBlock,
   statefulWeight,
   statelessWeight
 } from "./planner.js"
+import { InflightWindow } from "./inflight.js"
 import { Prng } from "./prng.js"
+import { type KeyedBlock, keyedBlock } from "./subgraphs.js"
 import {
   COORDINATOR_SOURCE,
   GENESIS_SOURCE,
@@ -184,14 +187,9 @@ export type CoordinatorOutput<P> =
 
 interface Proposal<P> {
   readonly block: ProposedBlock<P>
+  /** Its transactions' keys as ids (interned when proposed). */
+  readonly keyed: KeyedBlock
   plan: Plan<P> | undefined
-}
-
-interface Inflight {
-  readonly txId: string
-  readonly worker: number
-  readonly weight: number
-  readonly height: number
 }
 
 export interface CoordinatorStats {
@@ -210,6 +208,9 @@ export interface CoordinatorState<P> {
   readonly params: CoordinatorParams
   readonly prng: Prng
   readonly registry: WorkerRegistry
+  /** Every key ever proposed, by id (the metadata tables are indexed by it). */
+  readonly keys: KeyIndex
+  readonly scratch: PlannerScratch
   /** Owner codes of the active workers, by worker id. */
   active: ReadonlyArray<number>
   /** The router's metadata (authoritative). */
@@ -219,15 +220,12 @@ export interface CoordinatorState<P> {
   /** Proposals in consensus, oldest first. */
   readonly pending: Array<Proposal<P>>
   /** Committed blocks waiting for a worker to exist. */
-  readonly awaiting: Array<{ readonly block: ProposedBlock<P>; readonly height: number }>
+  readonly awaiting: Array<{ readonly proposal: Proposal<P>; readonly height: number }>
   readonly cursor: PlacementCursor
   readonly statelessCursor: { next: number }
   height: number
-  nextSeq: number
-  /** Lowest seq not completed yet. */
-  watermark: number
-  readonly completedAbove: Set<number>
-  readonly inflight: Map<number, Inflight>
+  /** Committed transactions not completed yet; its `next` is the next seq, its `watermark` the lowest open one. */
+  readonly inflight: InflightWindow
   /** Where each proposed transaction's stateless part went (its token's holder), until its stateful dispatch. */
   readonly statelessAt: Map<string, number>
   /** Outstanding work per owner code (µs): dispatched stateful, dispatched stateless, planned stateful. */
@@ -245,6 +243,8 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
     params,
     prng: new Prng(params.seed),
     registry: new WorkerRegistry(),
+    keys: new KeyIndex(),
+    scratch: new PlannerScratch(),
     active: [],
     router,
     scheduler: new SchedulerView(router),
@@ -253,10 +253,7 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
     cursor: { roundRobin: 0 },
     statelessCursor: { next: 0 },
     height: 0,
-    nextSeq: 1,
-    watermark: 1,
-    completedAbove: new Set(),
-    inflight: new Map(),
+    inflight: new InflightWindow(),
     statelessAt: new Map(),
     statefulLoad: new Float64Array(8),
     statelessLoad: new Float64Array(8),
@@ -305,10 +302,9 @@ const subtractInto = (target: Float64Array, amounts: Float64Array): void => {
 
 // ---- planning -----------------------------------------------------------------------------------------------
 
-const planOptions = (s: CoordinatorState<unknown>, recordFinals: boolean) => ({
+const planOptions = (s: CoordinatorState<unknown>) => ({
   policy: s.params.policy,
-  genesisAtWorkers: s.params.genesisAtWorkers,
-  recordFinals
+  genesisAtWorkers: s.params.genesisAtWorkers
 })
 
 /** Plans a proposal during the consensus window, on the scheduler's copy. */
@@ -316,7 +312,18 @@ const planProposal = <P>(s: CoordinatorState<P>, proposal: Proposal<P>, out: Arr
   if (s.params.schedulingTiming !== "pre-consensus" || s.params.architecture !== "asymmetric") return
   if (s.active.length === 0) return
   const block = proposal.block
-  const plan = planBlock(block.proposal, block.txs, s.scheduler, candidates(s), s.cursor, s.prng, planOptions(s, true))
+  const plan = planBlock(
+    block.proposal,
+    block.txs,
+    proposal.keyed,
+    s.keys.size,
+    s.scheduler,
+    candidates(s),
+    s.cursor,
+    s.prng,
+    planOptions(s),
+    s.scratch
+  )
   proposal.plan = plan
   for (let c = 0; c < plan.load.length; c++) s.plannedLoad[c]! += plan.load[c]!
   out.push({
@@ -383,10 +390,10 @@ const dispatchPlan = <P>(
   const separation = s.params.separation
   for (let t = 0; t < plan.txs.length; t++) {
     const tx = plan.txs[t]!
-    const seq = s.nextSeq++
+    const seq = s.inflight.next
     const w = plan.placement[t]!
-    const from = plan.keyStart[t]!
-    const to = plan.keyStart[t + 1]!
+    const from = plan.block.start[t]!
+    const to = plan.block.start[t + 1]!
     const versions: Array<number> = new Array(to - from)
     const sources: Array<Source> = new Array(to - from)
     for (let i = from; i < to; i++) {
@@ -403,7 +410,7 @@ const dispatchPlan = <P>(
     }
     const weight = statefulWeight(tx)
     s.statefulLoad[w]! += weight
-    s.inflight.set(seq, { txId: tx.id, worker: w, weight, height })
+    s.inflight.add(seq, tx.id, w, weight, height)
     let tasks = byWorker.get(w)
     if (tasks === undefined) {
       tasks = []
@@ -416,7 +423,7 @@ const dispatchPlan = <P>(
       sources,
       tokenSource,
       combined: separation === "none",
-      watermark: s.watermark,
+      watermark: s.inflight.watermark,
       height
     })
   }
@@ -430,10 +437,8 @@ const dispatchSymmetric = <P>(
   height: number,
   out: Array<CoordinatorOutput<P>>
 ): void => {
-  const firstSeq = s.nextSeq
-  for (const tx of block.txs) {
-    s.inflight.set(s.nextSeq++, { txId: tx.id, worker: COORDINATOR_OWNER, weight: 0, height })
-  }
+  const firstSeq = s.inflight.next
+  for (const tx of block.txs) s.inflight.add(s.inflight.next, tx.id, COORDINATOR_OWNER, 0, height)
   s.stats.dispatched += block.txs.length
   out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq, txs: block.txs, adopted: false })
   out.push({
@@ -442,18 +447,26 @@ const dispatchSymmetric = <P>(
     height,
     firstSeq,
     txs: block.txs,
-    watermark: s.watermark,
+    watermark: s.inflight.watermark,
     schedulingCostUs: s.params.symmetricSchedulingCostUs
   })
 }
 
 /** OnCommittedBlock for a block whose speculation was dropped, or when planning is post-consensus. */
-const planAtCommit = <P>(
-  s: CoordinatorState<P>,
-  block: ProposedBlock<P>,
-  out: Array<CoordinatorOutput<P>>
-): Plan<P> => {
-  const plan = planBlock(block.proposal, block.txs, s.router, candidates(s), s.cursor, s.prng, planOptions(s, false))
+const planAtCommit = <P>(s: CoordinatorState<P>, proposal: Proposal<P>, out: Array<CoordinatorOutput<P>>): Plan<P> => {
+  const block = proposal.block
+  const plan = planBlock(
+    block.proposal,
+    block.txs,
+    proposal.keyed,
+    s.keys.size,
+    s.router,
+    candidates(s),
+    s.cursor,
+    s.prng,
+    planOptions(s),
+    s.scratch
+  )
   out.push({
     _tag: "Planned",
     proposal: block.proposal,
@@ -489,12 +502,12 @@ const commitBlock = <P>(
     s.stats.plansAdopted++
   } else {
     discardPlans(s)
-    plan = planAtCommit(s, block, out)
+    plan = planAtCommit(s, proposal, out)
     s.stats.plansRecomputed++
   }
   if (s.pending.length === 0) s.scheduler.resync()
   else if (!adopted) replanPending(s, out)
-  out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq: s.nextSeq, txs: block.txs, adopted })
+  out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq: s.inflight.next, txs: block.txs, adopted })
   if (statelessPostCommit) {
     dispatchStateless(s, { ...block, txs: block.txs.filter((tx) => !s.statelessAt.has(tx.id)) }, out)
   }
@@ -504,19 +517,14 @@ const commitBlock = <P>(
 // ---- completions --------------------------------------------------------------------------------------------
 
 const complete = <P>(s: CoordinatorState<P>, worker: WorkerId, c: CompletionData, out: Array<CoordinatorOutput<P>>) => {
-  const inflight = s.inflight.get(c.seq)
+  const inflight = s.inflight.complete(c.seq)
   if (inflight === undefined) {
     s.stats.duplicateCompletions++
     return
   }
-  s.inflight.delete(c.seq)
   if (inflight.worker !== COORDINATOR_OWNER) {
     s.statefulLoad[inflight.worker] = Math.max(0, s.statefulLoad[inflight.worker]! - inflight.weight)
   }
-  if (c.seq === s.watermark) {
-    s.watermark++
-    while (s.completedAbove.delete(s.watermark)) s.watermark++
-  } else s.completedAbove.add(c.seq)
   s.stats.completed++
   out.push({
     _tag: "Completed",
@@ -542,8 +550,9 @@ const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerId>,
   discardPlans(s)
   replanPending(s, out)
   if (codes.length > 0) {
-    for (const { block, height } of s.awaiting.splice(0)) {
-      commitBlock(s, { block, plan: undefined }, false, height, out)
+    for (const { proposal, height } of s.awaiting.splice(0)) {
+      proposal.plan = undefined
+      commitBlock(s, proposal, false, height, out)
     }
   }
 }
@@ -559,7 +568,7 @@ export const stepCoordinator = <P>(
       break
     case "Propose": {
       s.stats.proposals++
-      const proposal: Proposal<P> = { block: input.block, plan: undefined }
+      const proposal: Proposal<P> = { block: input.block, keyed: keyedBlock(input.block.txs, s.keys), plan: undefined }
       s.pending.push(proposal)
       if (s.params.statelessTiming === "pre-consensus") dispatchStateless(s, input.block, out)
       break
@@ -583,7 +592,7 @@ export const stepCoordinator = <P>(
       s.stats.committed++
       if (s.active.length === 0) {
         discardPlans(s)
-        s.awaiting.push({ block: proposal!.block, height })
+        s.awaiting.push({ proposal: proposal!, height })
         break
       }
       commitBlock(s, proposal!, index === 0, height, out)

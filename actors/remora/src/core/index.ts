@@ -23,6 +23,7 @@ export {
 export { Deque } from "./deque.js"
 export {
   COORDINATOR_OWNER,
+  KeyIndex,
   type MetadataReader,
   type MetadataWriter,
   ObjectTable,
@@ -36,6 +37,7 @@ export {
 export {
   bestCandidate,
   type Candidates,
+  type KeySpan,
   leastLoaded,
   POLICIES,
   type PolicyName,
@@ -48,12 +50,22 @@ export {
   type PlacementCursor,
   type Plan,
   type PlanOptions,
+  PlannerScratch,
   planBlock,
   statefulWeight,
   statelessWeight
 } from "./planner.js"
 export { Prng } from "./prng.js"
-export { dependencyEdges, type Keyed, type Subgraphs, subgraphs } from "./subgraphs.js"
+export {
+  dependencyEdges,
+  type Keyed,
+  type KeyedBlock,
+  keyedBlock,
+  SubgraphScratch,
+  type Subgraphs,
+  subgraphs,
+  subgraphsOf
+} from "./subgraphs.js"
 export {
   COORDINATOR_SOURCE,
   GENESIS_SOURCE,
@@ -79,3 +91,4 @@ export {
   type WorkerStats,
   workerLoad
 } from "./worker.js"
+export { type InflightEntry, InflightWindow } from "./inflight.js"

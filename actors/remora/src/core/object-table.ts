@@ -8,8 +8,10 @@
  * - `owner[k]` (App. A.7): the coordinator (code 0) until a transaction touching k is dispatched to a worker,
  *   then that worker: the worker that will hold k's newest version.
  *
- * Both live in one Map entry per key, packed as `version * OWNER_CODES + owner`, which halves the memory of two
- * maps (the table holds every key ever touched). Worker owner codes come from a WorkerRegistry.
+ * Keys are interned once (KeyIndex: a key's id is its position of first appearance), and both values live
+ * packed in one float64 per id, `version * OWNER_CODES + owner`: planning a block then touches arrays only, not
+ * a hash map per access (the Rust implementation likewise indexes objects by number). Worker owner codes come
+ * from a WorkerRegistry.
  */
 import type { Key, WorkerId } from "./types.js"
 
@@ -22,63 +24,107 @@ export const pack = (version: number, owner: number): number => version * OWNER_
 export const versionOf = (packed: number): number => Math.floor(packed / OWNER_CODES)
 export const ownerOf = (packed: number): number => packed % OWNER_CODES
 
-/** Readable metadata: the router's table, or the scheduler's copy on top of it. */
+/** Key ids: dense integers in order of first appearance. */
+export class KeyIndex {
+  private readonly ids = new Map<Key, number>()
+  private readonly names: Array<Key> = []
+
+  /** The id of `key`, assigned now if it has none. */
+  intern(key: Key): number {
+    let id = this.ids.get(key)
+    if (id === undefined) {
+      id = this.names.length
+      this.ids.set(key, id)
+      this.names.push(key)
+    }
+    return id
+  }
+
+  /** The id of `key`, or -1 when it was never interned. */
+  find(key: Key): number {
+    return this.ids.get(key) ?? -1
+  }
+
+  name(id: number): Key {
+    return this.names[id]!
+  }
+
+  get size(): number {
+    return this.names.length
+  }
+}
+
+/** Readable metadata by key id: the router's table, or the scheduler's copy on top of it. */
 export interface MetadataReader {
-  /** Packed (version, owner) of `key`; 0 (version 0, the coordinator) for a key never assigned. */
-  get(key: Key): number
+  /** Packed (version, owner) of key `id`; 0 (version 0, the coordinator) for a key never assigned. */
+  get(id: number): number
 }
 
 export interface MetadataWriter extends MetadataReader {
-  set(key: Key, packed: number): void
+  set(id: number, packed: number): void
+}
+
+const grownFloat64 = (a: Float64Array<ArrayBuffer>, id: number): Float64Array<ArrayBuffer> => {
+  if (id < a.length) return a
+  const b = new Float64Array(Math.max(id + 1, a.length * 2))
+  b.set(a)
+  return b
+}
+
+const grownUint32 = (a: Uint32Array<ArrayBuffer>, id: number): Uint32Array<ArrayBuffer> => {
+  if (id < a.length) return a
+  const b = new Uint32Array(Math.max(id + 1, a.length * 2))
+  b.set(a)
+  return b
 }
 
 /** The router's copy: authoritative, updated on dispatch (App. A.7, "atomically updating owner[k]"). */
 export class ObjectTable implements MetadataWriter {
-  private readonly entries = new Map<Key, number>()
+  private packed = new Float64Array(1024)
+  private count = 0
 
-  get(key: Key): number {
-    return this.entries.get(key) ?? 0
+  get(id: number): number {
+    return id < this.packed.length ? this.packed[id]! : 0
   }
 
-  set(key: Key, packed: number): void {
-    this.entries.set(key, packed)
+  set(id: number, packed: number): void {
+    this.packed = grownFloat64(this.packed, id)
+    if (this.packed[id] === 0 && packed !== 0) this.count++
+    this.packed[id] = packed
   }
 
   /** Keys ever assigned a version. */
   get size(): number {
-    return this.entries.size
-  }
-
-  keys(): IterableIterator<Key> {
-    return this.entries.keys()
+    return this.count
   }
 }
 
 /**
  * The scheduler's copy: the router's table plus the changes planned for proposals still in consensus. It is
  * only ever ahead of the router by those plans; `resync` drops them (§4.4: "the scheduler pauses, synchronizes
- * the two metadata versions, discards intermediate schedules, and then resumes").
+ * the two metadata versions, discards intermediate schedules, and then resumes"), in O(1): an entry counts only
+ * if it was written in the current epoch.
  */
 export class SchedulerView implements MetadataWriter {
-  private readonly planned = new Map<Key, number>()
+  private planned = new Float64Array(1024)
+  private stamps = new Uint32Array(1024)
+  private epoch = 1
 
   constructor(private readonly router: MetadataReader) {}
 
-  get(key: Key): number {
-    const p = this.planned.get(key)
-    return p === undefined ? this.router.get(key) : p
+  get(id: number): number {
+    return id < this.stamps.length && this.stamps[id] === this.epoch ? this.planned[id]! : this.router.get(id)
   }
 
-  set(key: Key, packed: number): void {
-    this.planned.set(key, packed)
+  set(id: number, packed: number): void {
+    this.planned = grownFloat64(this.planned, id)
+    this.stamps = grownUint32(this.stamps, id)
+    this.planned[id] = packed
+    this.stamps[id] = this.epoch
   }
 
   resync(): void {
-    this.planned.clear()
-  }
-
-  get plannedKeys(): number {
-    return this.planned.size
+    this.epoch++
   }
 }
 

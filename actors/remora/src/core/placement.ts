@@ -13,7 +13,6 @@
 import type { MetadataReader } from "./object-table.js"
 import { ownerOf } from "./object-table.js"
 import type { Prng } from "./prng.js"
-import type { Key } from "./types.js"
 
 export type PolicyName = "sfs" | "round-robin" | "random" | "zeus" | "hermes-nr"
 
@@ -30,10 +29,17 @@ export interface Candidates {
   readonly load: Float64Array
 }
 
+/** Key ids: a whole array, or a transaction's slice of a block's ids. */
+export interface KeySpan {
+  readonly ids: Int32Array
+  readonly from: number
+  readonly to: number
+}
+
 /** Counts how many of `keys` each owner code owns; `counts` is indexed by code and left zeroed for reuse. */
-const ownedCounts = (keys: ReadonlyArray<Key>, owners: MetadataReader, counts: Int32Array, touched: Array<number>) => {
-  for (const key of keys) {
-    const owner = ownerOf(owners.get(key))
+const ownedCounts = (keys: KeySpan, owners: MetadataReader, counts: Int32Array, touched: Array<number>) => {
+  for (let i = keys.from; i < keys.to; i++) {
+    const owner = ownerOf(owners.get(keys.ids[i]!))
     if (owner === 0 || owner >= counts.length) continue
     if (counts[owner] === 0) touched.push(owner)
     counts[owner]!++
@@ -45,7 +51,7 @@ const ownedCounts = (keys: ReadonlyArray<Key>, owners: MetadataReader, counts: I
  * broken by `prng`. `counts` is scratch (zeroed, indexed by owner code).
  */
 export const bestCandidate = (
-  keys: ReadonlyArray<Key>,
+  keys: KeySpan,
   owners: MetadataReader,
   candidates: Candidates,
   weights: { readonly locality: number; readonly load: number },
@@ -61,7 +67,8 @@ export const bestCandidate = (
   let ties = 0
   let chosen = codes[0]!
   for (const c of codes) {
-    const r = keys.length === 0 ? 0 : (counts[c] ?? 0) / keys.length
+    const size = keys.to - keys.from
+    const r = size === 0 ? 0 : (counts[c] ?? 0) / size
     const l = maxLoad === 0 ? 1 : 1 - candidates.load[c]! / maxLoad
     const s = weights.locality * r + weights.load * l
     if (s > best + TIE_EPSILON) {

@@ -5,14 +5,15 @@
  * object version"). One linear walk in batch order does versions and sources, so both follow the order.
  *
  * The walk writes into `meta`: the router's table when planning a committed block, or the scheduler's copy when
- * planning a proposal during the consensus window. A proposal's plan keeps the final metadata of every key it
- * touched (`finals`), so adopting it at commit is applying those to the router's table.
+ * planning a proposal during the consensus window. A plan keeps the metadata it wrote for each access
+ * (`written`, aligned with the block's key ids), so adopting it at commit is replaying those writes on the
+ * router's table.
  */
 import { type MetadataWriter, ownerOf, pack, versionOf } from "./object-table.js"
 import { bestCandidate, type Candidates, type PolicyName, SFS_WEIGHTS, ZEUS_WEIGHTS } from "./placement.js"
 import type { Prng } from "./prng.js"
-import { subgraphs } from "./subgraphs.js"
-import type { Key, TxMeta } from "./types.js"
+import { type KeyedBlock, SubgraphScratch, subgraphs } from "./subgraphs.js"
+import type { TxMeta } from "./types.js"
 
 /** Source code of an input version that is the key's initial value, derived by the worker itself. */
 export const GENESIS_CODE = -1
@@ -21,22 +22,21 @@ export interface PlanOptions {
   readonly policy: PolicyName
   /** Version 0 of a key the coordinator owns is derived by the worker (GENESIS_CODE), not fetched from it. */
   readonly genesisAtWorkers: boolean
-  /** Keep `finals` (for a plan adopted later); not needed when planning straight into the router's table. */
-  readonly recordFinals: boolean
 }
 
 export interface Plan<P = unknown> {
   readonly proposal: number
   readonly txs: ReadonlyArray<TxMeta<P>>
+  /** The batch's key ids (its transactions' keys, flattened in order). */
+  readonly block: KeyedBlock
   /** Owner code of the worker of each transaction. */
   readonly placement: Int32Array
-  /** Transaction j's inputs are at [keyStart[j], keyStart[j+1]) of `versions` and `sources`, in its key order. */
-  readonly keyStart: Int32Array
+  /** Input version of each access, aligned with `block.ids` (transaction t's are at block.start[t]..). */
   readonly versions: Float64Array
   /** Owner code of each input version's holder when the transaction is dispatched; GENESIS_CODE for (k, 0). */
   readonly sources: Int32Array
-  /** Packed metadata of every touched key after the block (empty unless `recordFinals`). */
-  readonly finals: ReadonlyMap<Key, number>
+  /** Packed metadata each access wrote (replayed in order when the plan is adopted). */
+  readonly written: Float64Array
   /** Stateful load placed on each owner code (µs). */
   readonly load: Float64Array
   readonly subgraphs: number
@@ -51,20 +51,35 @@ export interface PlacementCursor {
   roundRobin: number
 }
 
+/** Scratch arrays a planner reuses from batch to batch (sized by key ids and owner codes). */
+export class PlannerScratch {
+  readonly subgraphs = new SubgraphScratch()
+  counts = new Int32Array(16)
+
+  countsFor(codes: number): Int32Array {
+    if (this.counts.length < codes) this.counts = new Int32Array(Math.max(codes, this.counts.length * 2))
+    return this.counts
+  }
+}
+
 const placeSubgraphs = <P>(
   txs: ReadonlyArray<TxMeta<P>>,
+  block: KeyedBlock,
+  keyCount: number,
   meta: MetadataWriter,
   candidates: Candidates,
   prng: Prng,
-  counts: Int32Array,
+  scratch: PlannerScratch,
   placement: Int32Array
 ): number => {
-  const g = subgraphs(txs)
+  const g = subgraphs(block, keyCount, scratch.subgraphs)
   const weight = new Float64Array(g.count)
   for (let t = 0; t < txs.length; t++) weight[g.ofTx[t]!]! += statefulWeight(txs[t]!)
   const chosen = new Int32Array(g.count)
+  const counts = scratch.countsFor(candidates.load.length)
   for (let c = 0; c < g.count; c++) {
-    const w = bestCandidate(g.keys[c]!, meta, candidates, SFS_WEIGHTS, prng, counts)
+    const ids = g.keys[c]!
+    const w = bestCandidate({ ids, from: 0, to: ids.length }, meta, candidates, SFS_WEIGHTS, prng, counts)
     chosen[c] = w
     candidates.load[w]! += weight[c]!
   }
@@ -74,7 +89,8 @@ const placeSubgraphs = <P>(
 
 /** Per-transaction policies choose as the walk reaches each transaction, seeing the owners it has updated. */
 const placeOne = (
-  tx: TxMeta,
+  block: KeyedBlock,
+  t: number,
   policy: PolicyName,
   meta: MetadataWriter,
   candidates: Candidates,
@@ -89,69 +105,70 @@ const placeOne = (
     case "random":
       return codes[prng.below(codes.length)]!
     case "zeus":
-      return bestCandidate(tx.keys, meta, candidates, ZEUS_WEIGHTS, prng, counts)
+      return bestCandidate({ ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! }, meta, candidates, ZEUS_WEIGHTS, prng, counts)
     case "hermes-nr":
-      return bestCandidate(tx.keys, meta, candidates, SFS_WEIGHTS, prng, counts)
+      return bestCandidate({ ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! }, meta, candidates, SFS_WEIGHTS, prng, counts)
     case "sfs":
       throw new Error("sfs places whole subgraphs")
   }
 }
 
 /**
- * Plans `txs` (in the order given) on `meta`, which it updates. `candidates.load` gains the placed load.
- * `counts` is scratch indexed by owner code (zeroed).
+ * Plans `txs` (in the order given; their key ids in `block`) on `meta`, which it updates. `candidates.load`
+ * gains the placed load. `keyCount` bounds the key ids (scratch sizes).
  */
 export const planBlock = <P>(
   proposal: number,
   txs: ReadonlyArray<TxMeta<P>>,
+  block: KeyedBlock,
+  keyCount: number,
   meta: MetadataWriter,
   candidates: Candidates,
   cursor: PlacementCursor,
   prng: Prng,
-  options: PlanOptions
+  options: PlanOptions,
+  scratch: PlannerScratch
 ): Plan<P> => {
   if (candidates.codes.length === 0) throw new Error("planBlock: no worker to place on")
-  const counts = new Int32Array(candidates.load.length)
+  const counts = scratch.countsFor(candidates.load.length)
   const placement = new Int32Array(txs.length)
-  const keyStart = new Int32Array(txs.length + 1)
-  let inputs = 0
-  for (let t = 0; t < txs.length; t++) {
-    keyStart[t] = inputs
-    inputs += txs[t]!.keys.length
-  }
-  keyStart[txs.length] = inputs
   const load = new Float64Array(candidates.load.length)
-  const count = options.policy === "sfs" ? placeSubgraphs(txs, meta, candidates, prng, counts, placement) : txs.length
+  const count =
+    options.policy === "sfs"
+      ? placeSubgraphs(txs, block, keyCount, meta, candidates, prng, scratch, placement)
+      : txs.length
+  const inputs = block.ids.length
   const versions = new Float64Array(inputs)
   const sources = new Int32Array(inputs)
-  const finals = new Map<Key, number>()
-  let i = 0
+  const written = new Float64Array(inputs)
   for (let t = 0; t < txs.length; t++) {
     const tx = txs[t]!
     let worker: number
     if (options.policy === "sfs") worker = placement[t]!
     else {
-      worker = placeOne(tx, options.policy, meta, candidates, cursor, prng, counts)
+      worker = placeOne(block, t, options.policy, meta, candidates, cursor, prng, counts)
       placement[t] = worker
       candidates.load[worker]! += statefulWeight(tx)
     }
     load[worker]! += statefulWeight(tx)
-    for (const key of tx.keys) {
-      const packed = meta.get(key)
+    const to = block.start[t + 1]!
+    for (let i = block.start[t]!; i < to; i++) {
+      const id = block.ids[i]!
+      const packed = meta.get(id)
       const version = versionOf(packed)
       const owner = ownerOf(packed)
       versions[i] = version
       sources[i] = owner === 0 && version === 0 && options.genesisAtWorkers ? GENESIS_CODE : owner
       const next = pack(version + 1, worker)
-      meta.set(key, next)
-      if (options.recordFinals) finals.set(key, next)
-      i++
+      meta.set(id, next)
+      written[i] = next
     }
   }
-  return { proposal, txs, placement, keyStart, versions, sources, finals, load, subgraphs: count }
+  return { proposal, txs, block, placement, versions, sources, written, load, subgraphs: count }
 }
 
-/** Adopts a plan computed on the scheduler's copy: its final metadata becomes the router's. */
+/** Adopts a plan computed on the scheduler's copy: its writes, replayed in order, become the router's. */
 export const adoptPlan = (plan: Plan, router: MetadataWriter): void => {
-  for (const [key, packed] of plan.finals) router.set(key, packed)
+  const ids = plan.block.ids
+  for (let i = 0; i < ids.length; i++) router.set(ids[i]!, plan.written[i]!)
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest"
 import { tx } from "../test/core-fixtures.js"
 import { Prng } from "./prng.js"
-import { dependencyEdges, subgraphs } from "./subgraphs.js"
+import { dependencyEdges, subgraphsOf } from "./subgraphs.js"
 
-/** Components by BFS over the explicit dependency graph: the definition subgraphs() must agree with. */
+/** Components by BFS over the explicit dependency graph: the definition subgraphsOf() must agree with. */
 const componentsByBfs = (n: number, edges: ReadonlyArray<readonly [number, number]>): Int32Array => {
   const adj: Array<Array<number>> = Array.from({ length: n }, () => [])
   for (const [a, b] of edges) {
@@ -37,15 +37,15 @@ describe("dependency graph and subgraphs (§4.5)", () => {
       [0, 3],
       [2, 3]
     ])
-    const g = subgraphs(batch)
+    const g = subgraphsOf(batch)
     expect(g.count).toBe(1)
-    expect([...g.keys[0]!].sort()).toEqual(["x", "y", "z"])
+    expect([...g.names[0]!].sort()).toEqual(["x", "y", "z"])
   })
 
   it("components are numbered in order of first appearance and carry their footprint K", () => {
-    const g = subgraphs([tx("a", ["p"]), tx("b", ["q"]), tx("c", ["p", "r"]), tx("d", ["s"])])
+    const g = subgraphsOf([tx("a", ["p"]), tx("b", ["q"]), tx("c", ["p", "r"]), tx("d", ["s"])])
     expect([...g.ofTx]).toEqual([0, 1, 0, 2])
-    expect(g.keys.map((k) => [...k].sort())).toEqual([["p", "r"], ["q"], ["s"]])
+    expect(g.names.map((k) => [...k].sort())).toEqual([["p", "r"], ["q"], ["s"]])
     expect([...g.sizes]).toEqual([2, 1, 1])
   })
 
@@ -58,7 +58,7 @@ describe("dependency graph and subgraphs (§4.5)", () => {
           Array.from({ length: prng.int(1, 4) }, () => `k${prng.below(prng.int(2, 60))}`)
         )
       )
-      const g = subgraphs(batch)
+      const g = subgraphsOf(batch)
       const bfs = componentsByBfs(batch.length, dependencyEdges(batch))
       // Same partition: i and j share a component in one exactly when they do in the other.
       const disagreements: Array<string> = []

@@ -4,22 +4,45 @@
  * ("subgraphs") share no object, so placing each one whole on a worker never splits a dependency chain.
  *
  * Components are found with union-find over the batch's keys (two transactions are connected exactly when their
- * keys are), in O(keys · α); `dependencyEdges` builds the graph itself, for tests and traces.
+ * keys are), in O(keys · α), on interned key ids with scratch arrays reused from batch to batch (no map per
+ * batch). `dependencyEdges` builds the graph itself, for tests and traces.
  */
+import { KeyIndex } from "./object-table.js"
 import type { Key } from "./types.js"
 
 export interface Keyed {
   readonly keys: ReadonlyArray<Key>
 }
 
+/** A batch's keys as ids: transaction t's are ids[start[t] .. start[t+1]). */
+export interface KeyedBlock {
+  readonly txs: number
+  readonly ids: Int32Array
+  readonly start: Int32Array
+}
+
 export interface Subgraphs {
   readonly count: number
   /** Component of each transaction, numbered 0.. in order of first appearance in the batch. */
   readonly ofTx: Int32Array
-  /** The object footprint K of each component: its distinct keys. */
-  readonly keys: ReadonlyArray<ReadonlyArray<Key>>
+  /** The object footprint K of each component: its distinct key ids. */
+  readonly keys: ReadonlyArray<Int32Array>
   /** Transactions per component. */
   readonly sizes: Int32Array
+}
+
+/** Per-key scratch, indexed by key id and stamped per batch so nothing is cleared between batches. */
+export class SubgraphScratch {
+  node = new Int32Array(1024)
+  stamp = new Uint32Array(1024)
+  epoch = 0
+
+  reserve(ids: number): void {
+    if (ids <= this.node.length) return
+    const size = Math.max(ids, this.node.length * 2)
+    this.node = new Int32Array(size)
+    this.stamp = new Uint32Array(size)
+  }
 }
 
 const find = (parent: Int32Array, x: number): number => {
@@ -30,22 +53,28 @@ const find = (parent: Int32Array, x: number): number => {
   return x
 }
 
-export const subgraphs = (txs: ReadonlyArray<Keyed>): Subgraphs => {
-  const node = new Map<Key, number>()
-  let total = 0
-  for (const tx of txs) total += tx.keys.length
-  const parent = new Int32Array(total)
-  const first = new Int32Array(txs.length)
+export const subgraphs = (block: KeyedBlock, keyCount: number, scratch: SubgraphScratch): Subgraphs => {
+  scratch.reserve(keyCount)
+  const epoch = ++scratch.epoch
+  const { node, stamp } = scratch
+  const parent = new Int32Array(block.ids.length)
+  const keyOfNode = new Int32Array(block.ids.length)
+  const first = new Int32Array(block.txs)
   let nodes = 0
-  for (let t = 0; t < txs.length; t++) {
-    const keys = txs[t]!.keys
+  for (let t = 0; t < block.txs; t++) {
+    const from = block.start[t]!
+    const to = block.start[t + 1]!
     let root = -1
-    for (const key of keys) {
-      let n = node.get(key)
-      if (n === undefined) {
+    for (let i = from; i < to; i++) {
+      const id = block.ids[i]!
+      let n: number
+      if (stamp[id] === epoch) n = node[id]!
+      else {
         n = nodes++
         parent[n] = n
-        node.set(key, n)
+        keyOfNode[n] = id
+        node[id] = n
+        stamp[id] = epoch
       }
       const r = find(parent, n)
       if (root === -1) root = r
@@ -57,26 +86,64 @@ export const subgraphs = (txs: ReadonlyArray<Keyed>): Subgraphs => {
         } else parent[r] = root
       }
     }
-    first[t] = keys.length === 0 ? -1 : (node.get(keys[0]!) ?? -1)
+    first[t] = from === to ? -1 : node[block.ids[from]!]!
   }
-  const componentOfRoot = new Map<number, number>()
-  const ofTx = new Int32Array(txs.length)
+  const componentOfRoot = new Int32Array(nodes).fill(-1)
+  const ofTx = new Int32Array(block.txs)
   const sizes: Array<number> = []
-  for (let t = 0; t < txs.length; t++) {
-    // A transaction without keys (never admitted) would be its own component.
-    const root = first[t]! === -1 ? -1 - t : find(parent, first[t]!)
-    let c = componentOfRoot.get(root)
-    if (c === undefined) {
+  for (let t = 0; t < block.txs; t++) {
+    // A transaction without keys (never admitted) is its own component.
+    if (first[t] === -1) {
+      ofTx[t] = sizes.length
+      sizes.push(1)
+      continue
+    }
+    const root = find(parent, first[t]!)
+    let c = componentOfRoot[root]!
+    if (c === -1) {
       c = sizes.length
-      componentOfRoot.set(root, c)
+      componentOfRoot[root] = c
       sizes.push(0)
     }
     ofTx[t] = c
     sizes[c]!++
   }
-  const keys: Array<Array<Key>> = sizes.map(() => [])
-  for (const [key, n] of node) keys[componentOfRoot.get(find(parent, n))!]!.push(key)
+  const counts = new Int32Array(sizes.length)
+  const componentOfNode = new Int32Array(nodes)
+  for (let n = 0; n < nodes; n++) {
+    const c = componentOfRoot[find(parent, n)]!
+    componentOfNode[n] = c
+    counts[c]!++
+  }
+  const keys = Array.from(counts, (k) => new Int32Array(k))
+  counts.fill(0)
+  for (let n = 0; n < nodes; n++) {
+    const c = componentOfNode[n]!
+    keys[c]![counts[c]!++] = keyOfNode[n]!
+  }
   return { count: sizes.length, ofTx, keys, sizes: Int32Array.from(sizes) }
+}
+
+/** Interns `txs`' keys into `index` as a KeyedBlock. */
+export const keyedBlock = (txs: ReadonlyArray<Keyed>, index: KeyIndex): KeyedBlock => {
+  const start = new Int32Array(txs.length + 1)
+  let total = 0
+  for (let t = 0; t < txs.length; t++) {
+    start[t] = total
+    total += txs[t]!.keys.length
+  }
+  start[txs.length] = total
+  const ids = new Int32Array(total)
+  let i = 0
+  for (const tx of txs) for (const key of tx.keys) ids[i++] = index.intern(key)
+  return { txs: txs.length, ids, start }
+}
+
+/** Subgraphs of transactions given by their key names (tests, tools). */
+export const subgraphsOf = (txs: ReadonlyArray<Keyed>): Subgraphs & { readonly names: ReadonlyArray<ReadonlyArray<Key>> } => {
+  const index = new KeyIndex()
+  const g = subgraphs(keyedBlock(txs, index), index.size, new SubgraphScratch())
+  return { ...g, names: g.keys.map((ids) => Array.from(ids, (id) => index.name(id))) }
 }
 
 /**

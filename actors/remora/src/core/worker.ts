@@ -19,10 +19,11 @@
  */
 import type { StatefulTaskData, StatelessTaskData } from "./coordinator.js"
 import { Deque } from "./deque.js"
-import { ObjectTable, WorkerRegistry } from "./object-table.js"
+import { KeyIndex, ObjectTable, WorkerRegistry } from "./object-table.js"
 import type { PolicyName } from "./placement.js"
-import { GENESIS_CODE, type PlacementCursor, planBlock } from "./planner.js"
+import { GENESIS_CODE, type PlacementCursor, PlannerScratch, planBlock } from "./planner.js"
 import { Prng } from "./prng.js"
+import { keyedBlock } from "./subgraphs.js"
 import {
   COORDINATOR_SOURCE,
   GENESIS_SOURCE,
@@ -221,6 +222,8 @@ export interface WorkerState<P> {
   readonly symmetric: Map<number, { readonly block: SymmetricIn<P>; scheduled: boolean }>
   symmetricNext: number
   readonly symmetricTable: ObjectTable
+  readonly symmetricKeys: KeyIndex
+  readonly symmetricScratch: PlannerScratch
   readonly symmetricRegistry: WorkerRegistry
   readonly symmetricCursor: PlacementCursor
   readonly stats: WorkerStats
@@ -250,6 +253,8 @@ export const createWorker = <P>(params: WorkerParams<P>): WorkerState<P> => ({
   symmetric: new Map(),
   symmetricNext: 1,
   symmetricTable: new ObjectTable(),
+  symmetricKeys: new KeyIndex(),
+  symmetricScratch: new PlannerScratch(),
   symmetricRegistry: new WorkerRegistry(),
   symmetricCursor: { roundRobin: 0 },
   stats: {
@@ -506,18 +511,21 @@ const planSymmetric = <P>(s: WorkerState<P>, out: Out<P>): void => {
     const plan = planBlock(
       b.firstSeq,
       b.txs,
+      keyedBlock(b.txs, s.symmetricKeys),
+      s.symmetricKeys.size,
       s.symmetricTable,
       { codes, load: new Float64Array(registry.maxCode + 1) },
       s.symmetricCursor,
       new Prng(b.firstSeq),
-      { policy: s.params.symmetricPolicy, genesisAtWorkers: true, recordFinals: false }
+      { policy: s.params.symmetricPolicy, genesisAtWorkers: true },
+      s.symmetricScratch
     )
     const name = (code: number): Source =>
       code === GENESIS_CODE ? GENESIS_SOURCE : code === 0 ? COORDINATOR_SOURCE : registry.idOf(code)
     for (let t = 0; t < b.txs.length; t++) {
       if (plan.placement[t] !== self) continue
-      const from = plan.keyStart[t]!
-      const to = plan.keyStart[t + 1]!
+      const from = plan.block.start[t]!
+      const to = plan.block.start[t + 1]!
       const versions: Array<number> = []
       const sources: Array<Source> = []
       for (let i = from; i < to; i++) {

@@ -3,57 +3,80 @@
  * A task carries its keys, write bits and costs, so a worker never re-admits a transaction: it only decodes
  * the body when it runs the contract.
  */
-import type {
-  Completion,
-  StatefulTask,
-  StatelessTask,
-  SymmetricBlock,
-  Transaction,
-  TxStatus as TxStatusEnum
+import type { Completion, StatefulTask, StatelessTask, SymmetricBlock, Transaction, TxStatus as TxStatusEnum } from "@reef/proto"
+import {
+  PeekObjectReply,
+  PeekObjectRequest,
+  StateDigest,
+  StateDigestRequest,
+  TransactionBody,
+  Transaction as TransactionMessage,
+  TxStatus
 } from "@reef/proto"
-import { PeekObjectReply, PeekObjectRequest, StateDigest, StateDigestRequest, TxStatus } from "@reef/proto"
 import type { CompletionData, StatefulTaskData, StatelessTaskData } from "../core/coordinator.js"
 import type { TxMeta, TxOutcome } from "../core/types.js"
 import type { StatefulIn, SymmetricIn } from "../core/worker.js"
-import { admit } from "../tx/transaction.js"
+import { admit, keyLayout } from "../tx/transaction.js"
 import { asBuffer } from "../workload/generators.js"
 
 export type RemoraTx = TxMeta<Transaction>
 
+/**
+ * The encoding of a transaction, made once and kept (a transaction goes out in its stateless task and in its
+ * stateful task, each a copy of these bytes instead of a fresh encoding of its fields).
+ */
+const encodings = new WeakMap<Transaction, Uint8Array>()
+export const encodedTransaction = (tx: Transaction): Uint8Array => {
+  let bytes = encodings.get(tx)
+  if (bytes === undefined) {
+    bytes = TransactionMessage.encode(tx).finish()
+    encodings.set(tx, bytes)
+  }
+  return bytes
+}
+
+/**
+ * A transaction as a worker needs it: decoded, with its keys, write bits and costs read from its body (a light
+ * admission: the coordinator checked the rest). Undefined when it does not decode.
+ */
+export const workerTx = (bytes: Uint8Array): RemoraTx | string => {
+  let tx: Transaction
+  let body: TransactionBody
+  try {
+    tx = TransactionMessage.decode(bytes)
+    body = TransactionBody.decode(tx.body)
+  } catch (e) {
+    return `transaction does not decode: ${(e as Error).message}`
+  }
+  if (body.readSet.length + body.writeSet.length === 0) return `transaction ${body.id} has no keys`
+  const { keys, writes } = keyLayout(body.readSet, body.writeSet)
+  return {
+    id: body.id,
+    keys,
+    writes,
+    statelessCostUs: body.statelessCostUs,
+    statefulCostUs: body.statefulCostUs,
+    payload: tx
+  }
+}
+
 export const statelessToWire = (t: StatelessTaskData<Transaction>): StatelessTask => ({
-  transaction: t.tx.payload,
-  txId: t.tx.id,
-  costUs: t.tx.statelessCostUs,
+  transaction: asBuffer(encodedTransaction(t.tx.payload)),
   proposal: t.proposal
 })
 
-export const statelessFromWire = (m: StatelessTask): StatelessTaskData<Transaction> | undefined =>
-  m.transaction === undefined
-    ? undefined
-    : {
-        proposal: m.proposal,
-        tx: {
-          id: m.txId,
-          keys: [],
-          writes: new Uint8Array(0),
-          statelessCostUs: m.costUs,
-          statefulCostUs: 0,
-          payload: m.transaction
-        }
-      }
+export const statelessFromWire = (m: StatelessTask): StatelessTaskData<Transaction> | string => {
+  const tx = workerTx(m.transaction)
+  return typeof tx === "string" ? tx : { proposal: m.proposal, tx }
+}
 
 export const statefulToWire = (t: StatefulTaskData<Transaction>, traceparent: string): StatefulTask => ({
   seq: t.seq,
-  transaction: t.tx.payload,
-  keys: t.tx.keys as Array<string>,
-  writes: asBuffer(t.tx.writes),
+  transaction: asBuffer(encodedTransaction(t.tx.payload)),
   versions: t.versions as Array<number>,
   sources: t.sources as Array<string>,
   tokenSource: t.tokenSource,
   watermark: t.watermark,
-  statelessCostUs: t.tx.statelessCostUs,
-  statefulCostUs: t.tx.statefulCostUs,
-  txId: t.tx.id,
   combined: t.combined,
   traceparent,
   height: t.height
@@ -61,20 +84,14 @@ export const statefulToWire = (t: StatefulTaskData<Transaction>, traceparent: st
 
 /** A task that does not hold together (lengths differ, no transaction) is refused, never half-run. */
 export const statefulFromWire = (m: StatefulTask): StatefulIn<Transaction> | string => {
-  if (m.transaction === undefined) return "task without a transaction"
-  if (m.keys.length === 0 || m.versions.length !== m.keys.length || m.sources.length !== m.keys.length) {
-    return `task ${m.seq}: ${m.keys.length} keys, ${m.versions.length} versions, ${m.sources.length} sources`
+  const tx = workerTx(m.transaction)
+  if (typeof tx === "string") return `task ${m.seq}: ${tx}`
+  if (m.versions.length !== tx.keys.length || m.sources.length !== tx.keys.length) {
+    return `task ${m.seq}: ${tx.keys.length} keys, ${m.versions.length} versions, ${m.sources.length} sources`
   }
   return {
     seq: m.seq,
-    tx: {
-      id: m.txId,
-      keys: m.keys,
-      writes: m.writes,
-      statelessCostUs: m.statelessCostUs,
-      statefulCostUs: m.statefulCostUs,
-      payload: m.transaction
-    },
+    tx,
     versions: m.versions,
     sources: m.sources,
     tokenSource: m.tokenSource,

@@ -27,7 +27,7 @@ const reuseVersion: SimHooks = {
       if (o._tag !== "SendStateful") continue
       for (const t of o.tasks) {
         // Roll the router's counter of the task's first key back by one: the next access reuses a version.
-        const key = t.tx.keys[0]!
+        const key = s.keys.find(t.tx.keys[0]!)
         const packed = s.router.get(key)
         if (versionOf(packed) > 0) s.router.set(key, pack(versionOf(packed) - 1, ownerOf(packed)))
         return out
@@ -41,9 +41,9 @@ const reuseVersion: SimHooks = {
 const staleOwner: SimHooks = {
   stepCoordinator: (s, input) => {
     if (input._tag !== "Commit") return stepCoordinator(s, input)
-    const before = new Map<string, number>()
-    const block = s.pending.find((p) => p.block.proposal === input.proposal)?.block
-    for (const tx of block?.txs ?? []) for (const k of tx.keys) if (!before.has(k)) before.set(k, s.router.get(k))
+    const before = new Map<number, number>()
+    const block = s.pending.find((p) => p.block.proposal === input.proposal)?.keyed
+    for (const id of block?.ids ?? []) if (!before.has(id)) before.set(id, s.router.get(id))
     const out = stepCoordinator(s, input)
     for (const [k, packed] of before) s.router.set(k, pack(versionOf(s.router.get(k)), ownerOf(packed)))
     s.scheduler.resync()

@@ -263,25 +263,25 @@ export interface Rejection {
  * worker running the stateful part asks for it (TokenRequest), or use it locally.
  */
 export interface StatelessTask {
-  transaction?: Transaction | undefined;
-  txId: string;
-  costUs: number;
-  /** The coordinator incarnation's proposal that carried it (tokens of rejected proposals are dropped). */
+  /** An encoded Transaction, as admitted (its id and synthetic cost are in the body). */
+  transaction: Buffer;
+  /** The coordinator's proposal that carried it. */
   proposal: number;
 }
 
-/** Run the stateful part of a committed transaction. */
+/**
+ * Run the stateful part of a committed transaction. Its keys (read_set ∪ write_set, sorted, without
+ * duplicates), write set and costs are the body's: the worker reads them there.
+ */
 export interface StatefulTask {
   /** Position in consensus order (1-based). */
   seq: number;
-  transaction?:
-    | Transaction
-    | undefined;
-  /** The transaction's keys: read_set ∪ write_set, sorted, without duplicates. */
-  keys: string[];
-  /** Which of `keys` it writes (a bit per key, in order): the others are reads, which still produce a version. */
-  writes: Buffer;
-  /** The input version of each key (the coordinator's assignment in consensus order). */
+  /** An encoded Transaction, as admitted: encoded once, copied into every message that carries it. */
+  transaction: Buffer;
+  /**
+   * The input version of each key, in key order (the coordinator's assignment in consensus order). Not packed:
+   * a task has a few keys, and a packed field costs its encoder a length prefix per task.
+   */
   versions: number[];
   /**
    * Where each input version is: a worker id (this worker's own id when it produces it itself), "#genesis"
@@ -292,12 +292,12 @@ export interface StatefulTask {
   tokenSource: string;
   /** Every transaction with seq < watermark has completed: the worker forgets them (duplicate filter bound). */
   watermark: number;
-  statelessCostUs: number;
-  statefulCostUs: number;
-  txId: string;
   /** Run the stateless part as part of the stateful task (no separation) instead of as its own task. */
   combined: boolean;
-  /** W3C trace context of the consensus window that ordered it (empty when tracing is off). */
+  /**
+   * W3C trace context of the dispatch (in the trace of the consensus window that ordered it); empty when
+   * tracing is off.
+   */
   traceparent: string;
   /** Consensus height of the block that ordered it. */
   height: number;
@@ -1719,21 +1719,15 @@ export const Rejection: MessageFns<Rejection, "reef.v1.Rejection"> = {
 };
 
 function createBaseStatelessTask(): StatelessTask {
-  return { transaction: undefined, txId: "", costUs: 0, proposal: 0 };
+  return { transaction: Buffer.alloc(0), proposal: 0 };
 }
 
 export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> = {
   $type: "reef.v1.StatelessTask" as const,
 
   encode(message: StatelessTask, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.transaction !== undefined) {
-      Transaction.encode(message.transaction, writer.uint32(10).fork()).join();
-    }
-    if (message.txId !== "") {
-      writer.uint32(18).string(message.txId);
-    }
-    if (message.costUs !== 0) {
-      writer.uint32(24).uint32(message.costUs);
+    if (message.transaction.length !== 0) {
+      writer.uint32(10).bytes(message.transaction);
     }
     if (message.proposal !== 0) {
       writer.uint32(32).uint64(message.proposal);
@@ -1759,23 +1753,7 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
               break;
             }
 
-            message.transaction = Transaction.decode(reader, reader.uint32());
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.txId = reader.string();
-            continue;
-          }
-          case 3: {
-            if (tag !== 24) {
-              break;
-            }
-
-            message.costUs = reader.uint32();
+            message.transaction = Buffer.from(reader.bytes());
             continue;
           }
           case 4: {
@@ -1800,31 +1778,15 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
 
   fromJSON(object: any): StatelessTask {
     return {
-      transaction: isSet(object.transaction) ? Transaction.fromJSON(object.transaction) : undefined,
-      txId: isSet(object.txId)
-        ? globalThis.String(object.txId)
-        : isSet(object.tx_id)
-        ? globalThis.String(object.tx_id)
-        : "",
-      costUs: isSet(object.costUs)
-        ? globalThis.Number(object.costUs)
-        : isSet(object.cost_us)
-        ? globalThis.Number(object.cost_us)
-        : 0,
+      transaction: isSet(object.transaction) ? Buffer.from(bytesFromBase64(object.transaction)) : Buffer.alloc(0),
       proposal: isSet(object.proposal) ? globalThis.Number(object.proposal) : 0,
     };
   },
 
   toJSON(message: StatelessTask): unknown {
     const obj: any = {};
-    if (message.transaction !== undefined) {
-      obj.transaction = Transaction.toJSON(message.transaction);
-    }
-    if (message.txId !== "") {
-      obj.txId = message.txId;
-    }
-    if (message.costUs !== 0) {
-      obj.costUs = Math.round(message.costUs);
+    if (message.transaction.length !== 0) {
+      obj.transaction = base64FromBytes(message.transaction);
     }
     if (message.proposal !== 0) {
       obj.proposal = Math.round(message.proposal);
@@ -1837,11 +1799,7 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
   },
   fromPartial(object: DeepPartial<StatelessTask>): StatelessTask {
     const message = createBaseStatelessTask();
-    message.transaction = (object.transaction !== undefined && object.transaction !== null)
-      ? Transaction.fromPartial(object.transaction)
-      : undefined;
-    message.txId = object.txId ?? "";
-    message.costUs = object.costUs ?? 0;
+    message.transaction = object.transaction ?? Buffer.alloc(0);
     message.proposal = object.proposal ?? 0;
     return message;
   },
@@ -1850,16 +1808,11 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
 function createBaseStatefulTask(): StatefulTask {
   return {
     seq: 0,
-    transaction: undefined,
-    keys: [],
-    writes: Buffer.alloc(0),
+    transaction: Buffer.alloc(0),
     versions: [],
     sources: [],
     tokenSource: "",
     watermark: 0,
-    statelessCostUs: 0,
-    statefulCostUs: 0,
-    txId: "",
     combined: false,
     traceparent: "",
     height: 0,
@@ -1873,21 +1826,11 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     if (message.seq !== 0) {
       writer.uint32(8).uint64(message.seq);
     }
-    if (message.transaction !== undefined) {
-      Transaction.encode(message.transaction, writer.uint32(18).fork()).join();
+    if (message.transaction.length !== 0) {
+      writer.uint32(18).bytes(message.transaction);
     }
-    for (const v of message.keys) {
-      writer.uint32(26).string(v!);
-    }
-    if (message.writes.length !== 0) {
-      writer.uint32(34).bytes(message.writes);
-    }
-    if (message.versions.length !== 0) {
-      writer.uint32(42).fork();
-      for (const v of message.versions) {
-        writer.uint64(v);
-      }
-      writer.join();
+    for (const v of message.versions) {
+      writer.uint32(40).uint64(v!);
     }
     for (const v of message.sources) {
       writer.uint32(50).string(v!);
@@ -1897,15 +1840,6 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.watermark !== 0) {
       writer.uint32(64).uint64(message.watermark);
-    }
-    if (message.statelessCostUs !== 0) {
-      writer.uint32(72).uint32(message.statelessCostUs);
-    }
-    if (message.statefulCostUs !== 0) {
-      writer.uint32(80).uint32(message.statefulCostUs);
-    }
-    if (message.txId !== "") {
-      writer.uint32(90).string(message.txId);
     }
     if (message.combined !== false) {
       writer.uint32(96).bool(message.combined);
@@ -1945,23 +1879,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
               break;
             }
 
-            message.transaction = Transaction.decode(reader, reader.uint32());
-            continue;
-          }
-          case 3: {
-            if (tag !== 26) {
-              break;
-            }
-
-            message.keys.push(reader.string());
-            continue;
-          }
-          case 4: {
-            if (tag !== 34) {
-              break;
-            }
-
-            message.writes = Buffer.from(reader.bytes());
+            message.transaction = Buffer.from(reader.bytes());
             continue;
           }
           case 5: {
@@ -2006,30 +1924,6 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
             message.watermark = longToNumber(reader.uint64());
             continue;
           }
-          case 9: {
-            if (tag !== 72) {
-              break;
-            }
-
-            message.statelessCostUs = reader.uint32();
-            continue;
-          }
-          case 10: {
-            if (tag !== 80) {
-              break;
-            }
-
-            message.statefulCostUs = reader.uint32();
-            continue;
-          }
-          case 11: {
-            if (tag !== 90) {
-              break;
-            }
-
-            message.txId = reader.string();
-            continue;
-          }
           case 12: {
             if (tag !== 96) {
               break;
@@ -2069,9 +1963,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
   fromJSON(object: any): StatefulTask {
     return {
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
-      transaction: isSet(object.transaction) ? Transaction.fromJSON(object.transaction) : undefined,
-      keys: globalThis.Array.isArray(object?.keys) ? object.keys.map((e: any) => globalThis.String(e)) : [],
-      writes: isSet(object.writes) ? Buffer.from(bytesFromBase64(object.writes)) : Buffer.alloc(0),
+      transaction: isSet(object.transaction) ? Buffer.from(bytesFromBase64(object.transaction)) : Buffer.alloc(0),
       versions: globalThis.Array.isArray(object?.versions) ? object.versions.map((e: any) => globalThis.Number(e)) : [],
       sources: globalThis.Array.isArray(object?.sources) ? object.sources.map((e: any) => globalThis.String(e)) : [],
       tokenSource: isSet(object.tokenSource)
@@ -2080,21 +1972,6 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
         ? globalThis.String(object.token_source)
         : "",
       watermark: isSet(object.watermark) ? globalThis.Number(object.watermark) : 0,
-      statelessCostUs: isSet(object.statelessCostUs)
-        ? globalThis.Number(object.statelessCostUs)
-        : isSet(object.stateless_cost_us)
-        ? globalThis.Number(object.stateless_cost_us)
-        : 0,
-      statefulCostUs: isSet(object.statefulCostUs)
-        ? globalThis.Number(object.statefulCostUs)
-        : isSet(object.stateful_cost_us)
-        ? globalThis.Number(object.stateful_cost_us)
-        : 0,
-      txId: isSet(object.txId)
-        ? globalThis.String(object.txId)
-        : isSet(object.tx_id)
-        ? globalThis.String(object.tx_id)
-        : "",
       combined: isSet(object.combined) ? globalThis.Boolean(object.combined) : false,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       height: isSet(object.height) ? globalThis.Number(object.height) : 0,
@@ -2106,14 +1983,8 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     if (message.seq !== 0) {
       obj.seq = Math.round(message.seq);
     }
-    if (message.transaction !== undefined) {
-      obj.transaction = Transaction.toJSON(message.transaction);
-    }
-    if (message.keys?.length) {
-      obj.keys = message.keys;
-    }
-    if (message.writes.length !== 0) {
-      obj.writes = base64FromBytes(message.writes);
+    if (message.transaction.length !== 0) {
+      obj.transaction = base64FromBytes(message.transaction);
     }
     if (message.versions?.length) {
       obj.versions = message.versions.map((e) => Math.round(e));
@@ -2126,15 +1997,6 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.watermark !== 0) {
       obj.watermark = Math.round(message.watermark);
-    }
-    if (message.statelessCostUs !== 0) {
-      obj.statelessCostUs = Math.round(message.statelessCostUs);
-    }
-    if (message.statefulCostUs !== 0) {
-      obj.statefulCostUs = Math.round(message.statefulCostUs);
-    }
-    if (message.txId !== "") {
-      obj.txId = message.txId;
     }
     if (message.combined !== false) {
       obj.combined = message.combined;
@@ -2154,18 +2016,11 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
   fromPartial(object: DeepPartial<StatefulTask>): StatefulTask {
     const message = createBaseStatefulTask();
     message.seq = object.seq ?? 0;
-    message.transaction = (object.transaction !== undefined && object.transaction !== null)
-      ? Transaction.fromPartial(object.transaction)
-      : undefined;
-    message.keys = object.keys?.map((e) => e) || [];
-    message.writes = object.writes ?? Buffer.alloc(0);
+    message.transaction = object.transaction ?? Buffer.alloc(0);
     message.versions = object.versions?.map((e) => e) || [];
     message.sources = object.sources?.map((e) => e) || [];
     message.tokenSource = object.tokenSource ?? "";
     message.watermark = object.watermark ?? 0;
-    message.statelessCostUs = object.statelessCostUs ?? 0;
-    message.statefulCostUs = object.statefulCostUs ?? 0;
-    message.txId = object.txId ?? "";
     message.combined = object.combined ?? false;
     message.traceparent = object.traceparent ?? "";
     message.height = object.height ?? 0;
