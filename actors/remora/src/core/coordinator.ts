@@ -17,6 +17,8 @@
  * the step. Its changes follow from the input log alone (proposals, commits, reports), which is what epochs, a
  * persist index and replay (§4.6) will build on.
  */
+
+import { InflightWindow } from "./inflight.js"
 import { COORDINATOR_OWNER, KeyIndex, ObjectTable, SchedulerView, WorkerRegistry } from "./object-table.js"
 import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
 import {
@@ -29,7 +31,6 @@ import {
   statefulWeight,
   statelessWeight
 } from "./planner.js"
-import { InflightWindow } from "./inflight.js"
 import { Prng } from "./prng.js"
 import { type KeyedBlock, keyedBlock } from "./subgraphs.js"
 import {

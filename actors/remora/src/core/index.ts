@@ -21,6 +21,7 @@ export {
   type Timing
 } from "./coordinator.js"
 export { Deque } from "./deque.js"
+export { type InflightEntry, InflightWindow } from "./inflight.js"
 export {
   COORDINATOR_OWNER,
   KeyIndex,
@@ -49,8 +50,8 @@ export {
   GENESIS_CODE,
   type PlacementCursor,
   type Plan,
-  type PlanOptions,
   PlannerScratch,
+  type PlanOptions,
   planBlock,
   statefulWeight,
   statelessWeight
@@ -91,4 +92,3 @@ export {
   type WorkerStats,
   workerLoad
 } from "./worker.js"
-export { type InflightEntry, InflightWindow } from "./inflight.js"

@@ -105,9 +105,23 @@ const placeOne = (
     case "random":
       return codes[prng.below(codes.length)]!
     case "zeus":
-      return bestCandidate({ ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! }, meta, candidates, ZEUS_WEIGHTS, prng, counts)
+      return bestCandidate(
+        { ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! },
+        meta,
+        candidates,
+        ZEUS_WEIGHTS,
+        prng,
+        counts
+      )
     case "hermes-nr":
-      return bestCandidate({ ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! }, meta, candidates, SFS_WEIGHTS, prng, counts)
+      return bestCandidate(
+        { ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! },
+        meta,
+        candidates,
+        SFS_WEIGHTS,
+        prng,
+        counts
+      )
     case "sfs":
       throw new Error("sfs places whole subgraphs")
   }

@@ -140,7 +140,9 @@ export const keyedBlock = (txs: ReadonlyArray<Keyed>, index: KeyIndex): KeyedBlo
 }
 
 /** Subgraphs of transactions given by their key names (tests, tools). */
-export const subgraphsOf = (txs: ReadonlyArray<Keyed>): Subgraphs & { readonly names: ReadonlyArray<ReadonlyArray<Key>> } => {
+export const subgraphsOf = (
+  txs: ReadonlyArray<Keyed>
+): Subgraphs & { readonly names: ReadonlyArray<ReadonlyArray<Key>> } => {
   const index = new KeyIndex()
   const g = subgraphs(keyedBlock(txs, index), index.size, new SubgraphScratch())
   return { ...g, names: g.keys.map((ids) => Array.from(ids, (id) => index.name(id))) }

@@ -3,7 +3,14 @@
  * A task carries its keys, write bits and costs, so a worker never re-admits a transaction: it only decodes
  * the body when it runs the contract.
  */
-import type { Completion, StatefulTask, StatelessTask, SymmetricBlock, Transaction, TxStatus as TxStatusEnum } from "@reef/proto"
+import type {
+  Completion,
+  StatefulTask,
+  StatelessTask,
+  SymmetricBlock,
+  Transaction,
+  TxStatus as TxStatusEnum
+} from "@reef/proto"
 import {
   PeekObjectReply,
   PeekObjectRequest,
