@@ -6,10 +6,13 @@
  *   pnpm sim popuc --scenario omission --n 7 --seed 1234     replay one seed (prints the failure trace)
  *   pnpm sim remora --seeds 2000                 Remora's coordinator and workers (actors/remora/src/sim)
  *   pnpm sim remora --scenario faults --seed 77  replay one seed
+ *   pnpm sim airdb --seeds 200                   AirDB's clients over simulated storage (actors/airdb/src/sim)
+ *   pnpm sim airdb --scenario faults --seed 7    replay one seed
  *
  * Prints a summary table and every violation with the command that replays it; exits 1 on any violation.
  */
 import { argv, exit } from "node:process"
+import { runAirDbSimCli } from "../actors/airdb/src/sim/cli.js"
 import { MUTANTS } from "../actors/nic/src/sim/mutants.js"
 import { describeFailure } from "../actors/nic/src/sim/report.js"
 import { runSeeds, SCENARIOS, type ScenarioSummary } from "../actors/nic/src/sim/scenarios.js"
@@ -27,7 +30,7 @@ interface Args {
   readonly mutant: string | undefined
 }
 
-const usage = `usage: pnpm sim popuc|remora ... (pnpm sim remora --help for Remora's flags)
+const usage = `usage: pnpm sim popuc|remora|airdb ... (pnpm sim remora --help, pnpm sim airdb --help)
        pnpm sim popuc [--seeds N] [--seed S] [--n 3|5|7|9] [--scenario a,b] [--mutant name]
   --seeds N     how many consecutive seeds per scenario (default 1000, or 1 with --seed)
   --seed S      first seed (default 1)
@@ -126,7 +129,9 @@ const main = (): number => {
 }
 
 try {
-  exit(argv[2] === "remora" ? runRemoraSim(argv.slice(3)) : main())
+  exit(
+    argv[2] === "remora" ? runRemoraSim(argv.slice(3)) : argv[2] === "airdb" ? runAirDbSimCli(argv.slice(3)) : main()
+  )
 } catch (e) {
   console.error(e instanceof Error ? e.message : e)
   exit(2)

@@ -132,7 +132,7 @@ describe("the AirDB client over the memory store", () => {
           // It replayed at most a conflict window plus the non-materialised tail, not the whole log.
           expect(s.entries).toBeGreaterThanOrEqual(100)
           expect(s.chainEnd).toBeGreaterThan(0)
-          const dump = yield* b!.dump
+          const dump = (yield* b!.dump).state
           expect(dump.size).toBe(100)
           for (let i = 0; i < 100; i++) expect(dec(dump.get(`key-${i}`))).toBe(`v${i}`)
         }),

@@ -22,6 +22,7 @@ import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "../core/blocks.js"
 import { type Chain, chainEnd, emptyChain, extendChain, type LogLocation, mergeIntoChain } from "../core/chain.js"
+import type { decide } from "../core/conflict.js"
 import {
   applyStateRecord,
   confirmBegin,
@@ -140,8 +141,23 @@ export interface AirDbClient {
   /** Rides the next bus: the command log's tail as of a check made after this call. */
   readonly sync: Effect.Effect<number, AirDbError>
   readonly stats: () => ClientStats
-  /** The whole state at the synced tail (tests and the simulator; reads every block). */
-  readonly dump: Effect.Effect<ReadonlyMap<Key, Uint8Array>, AirDbError>
+  /** The whole state and the log position it is the state after (tests and the simulator; reads every block). */
+  readonly dump: Effect.Effect<{ readonly snapshot: number; readonly state: ReadonlyMap<Key, Uint8Array> }, AirDbError>
+}
+
+/**
+ * Ways to break the client on purpose: the simulator runs them to show that its checks catch each one (a
+ * checker that never fails proves nothing). Never set outside the simulator.
+ */
+export interface ClientHooks {
+  /** Replaces the commit decision (e.g. one that never aborts). */
+  readonly decide?: typeof decide
+  /** ⊕ of stored snapshots keeps the older state of a key both hold (the newer one is not merged in). */
+  readonly mergeKeepsOlder?: boolean
+  /** Appends whatever n − i_k is. */
+  readonly ignoreTimelyBound?: boolean
+  /** Called with each intention a transaction submits (the simulator maps attempts to its history). */
+  readonly onSubmit?: (intention: Intention) => void
 }
 
 interface PendingIntention {
@@ -233,7 +249,8 @@ class Client {
 
   constructor(
     readonly store: SegmentStoreShape,
-    readonly options: ResolvedOptions
+    readonly options: ResolvedOptions,
+    readonly hooks: ClientHooks = {}
   ) {
     this.id = options.clientId
     this.config = options.create
@@ -317,7 +334,8 @@ class Client {
           self.replay = new CommandReplay({
             base: chainEnd(chain),
             next: chain.replayFrom.index,
-            window: self.config.conflictWindow
+            window: self.config.conflictWindow,
+            ...(self.hooks.decide === undefined ? {} : { decide: self.hooks.decide })
           })
           self.cursor = yield* (
             chain.snapshots.length === 0
@@ -557,7 +575,10 @@ class Client {
     const self = this
     return Effect.gen(function* () {
       let waited = false
-      while (!admitsEntry(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
+      while (
+        !self.hooks.ignoreTimelyBound &&
+        !admitsEntry(self.replay.next, chainEnd(self.view.chain), self.config.timely)
+      ) {
         if (!waited) self.counters.waitsOnInvariant++
         waited = true
         yield* Queue.offer(self.snapshotBell, undefined)
@@ -622,6 +643,7 @@ class Client {
         if (chainEnd(chain) > this.replay.next || this.view.chain !== chain) return
         this.replay.rebase(chainEnd(chain))
         this.adopted = chain
+        this.reader.retain(chain.snapshots)
       })
     )
   }
@@ -658,19 +680,25 @@ class Client {
     )
   }
 
-  /** Appends a state record at the state log's tail; false when the log had grown (sync and re-plan). */
-  private appendState(make: (index: number) => StateRecord): Effect.Effect<boolean, AirDbError> {
+  /**
+   * Appends the record `make` builds from the current view at the state log's tail (both under the state
+   * lock, so the record is planned against exactly what precedes it). "conflict": the log had grown.
+   */
+  private appendState(
+    make: (view: StateView) => StateRecord | undefined
+  ): Effect.Effect<"appended" | "conflict" | "skipped", AirDbError> {
     const self = this
     return self.stateLock
       .withPermits(1)(
         Effect.gen(function* () {
-          const cursor = self.stateCursor
-          const r = yield* Effect.either(self.stateLog.append(cursor, encodeStateRecord(make(self.view.next))))
+          const record = make(self.view)
+          if (record === undefined) return "skipped" as const
+          const r = yield* Effect.either(self.stateLog.append(self.stateCursor, encodeStateRecord(record)))
           if (Either.isLeft(r)) {
-            if (r.left._tag === "SegmentConflict") return false
+            if (r.left._tag === "SegmentConflict") return "conflict" as const
             return yield* toStorageError("state append")(r.left)
           }
-          return true
+          return "appended" as const
         })
       )
       .pipe(Effect.tap(() => self.syncStateLog()))
@@ -693,11 +721,13 @@ class Client {
         merge: false
       }
       let beginIndex = -1
-      const appended = yield* self.appendState((index) => {
-        beginIndex = index
-        return { _tag: "Begin", index, begin }
+      const appended = yield* self.appendState((view) => {
+        // Planned against the view it is appended after: the range must still start at the chain's end.
+        if (chainEnd(view.chain) !== begin.from) return undefined
+        beginIndex = view.next
+        return { _tag: "Begin", index: view.next, begin }
       })
-      if (!appended || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
+      if (appended !== "appended" || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
       const ref = yield* traced(
         "airdb.snapshot.create",
         { from: partial.from, to: partial.to, keys: partial.keys.size },
@@ -717,7 +747,7 @@ class Client {
             return ref
           })
       ).pipe(Effect.mapError(toStorageError("write snapshot")))
-      const added = yield* self.publishChain((chain) => extendChain(chain, ref, replayFrom))
+      const added = yield* self.publishChain(ref.segment, (chain) => extendChain(chain, ref, replayFrom))
       if (added) self.counters.snapshotsCreated++
       else yield* Effect.ignore(self.store.remove(ref.segment))
     })
@@ -732,21 +762,22 @@ class Client {
     return Effect.gen(function* () {
       const begin = { from: older.from, to: newer.to, ttlMs: self.config.snapshotTtlMs, owner: self.id, merge: true }
       let beginIndex = -1
-      const appended = yield* self.appendState((index) => {
-        beginIndex = index
-        return { _tag: "Begin", index, begin }
+      const appended = yield* self.appendState((view) => {
+        if (mergeIntoChain(view.chain, { ...older, to: newer.to }) === undefined) return undefined
+        beginIndex = view.next
+        return { _tag: "Begin", index: view.next, begin }
       })
-      if (!appended || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
+      if (appended !== "appended" || !confirmBegin(self.view, beginIndex, yield* Clock.currentTimeMillis)) return
       const ref = yield* traced("airdb.snapshot.merge", { from: older.from, to: newer.to }, (span) =>
         Effect.gen(function* () {
           const builder = yield* SnapshotBuilder.create(self.store, self.options.store, self.options.blockBytes)
-          const ref = yield* mergeSnapshots(self.reader, builder, older, newer)
+          const ref = yield* mergeSnapshots(self.reader, builder, older, newer, self.hooks.mergeKeepsOlder === true)
           span?.attribute("keys", ref.keys)
           span?.attribute("bytes", ref.bytes)
           return ref
         })
       ).pipe(Effect.mapError(toStorageError("merge snapshots")))
-      const added = yield* self.publishChain((chain) => mergeIntoChain(chain, ref))
+      const added = yield* self.publishChain(ref.segment, (chain) => mergeIntoChain(chain, ref))
       if (!added) {
         yield* Effect.ignore(self.store.remove(ref.segment))
         return
@@ -762,15 +793,23 @@ class Client {
     })
   }
 
-  /** Appends the chain `next(current)` unless it no longer applies (someone else's snapshot got there first). */
-  private publishChain(next: (chain: Chain) => Chain | undefined): Effect.Effect<boolean, AirDbError> {
+  /**
+   * Appends the chain `next(current)` unless it no longer applies (someone else's snapshot got there first).
+   * True once the chain holds `segment`, also when an append reported as failed had in fact landed.
+   */
+  private publishChain(segment: string, next: (chain: Chain) => Chain | undefined): Effect.Effect<boolean, AirDbError> {
     const self = this
+    const published = () => self.view.chain.snapshots.some((s) => s.segment === segment)
     return Effect.gen(function* () {
       for (;;) {
         yield* self.syncStateLog()
-        const chain = next(self.view.chain)
-        if (chain === undefined) return false
-        if (yield* self.appendState((index) => ({ _tag: "Chain", index, chain, owner: self.id }))) return true
+        if (published()) return true
+        const r = yield* self.appendState((view) => {
+          const chain = next(view.chain)
+          return chain === undefined ? undefined : { _tag: "Chain", index: view.next, chain, owner: self.id }
+        })
+        if (r === "appended" || published()) return true
+        if (r === "skipped") return false
       }
     })
   }
@@ -872,11 +911,14 @@ class Client {
       }
       // A chain adopted meanwhile rebased the tail: keys may have moved into a snapshot this scan did not read.
       if (self.adopted !== chain) return yield* self.scanAt(snapshot, start, end, limit)
+      // The tail is read now, in one step with the chain: the result is the state after `at` entries
+      // (at >= the bus's tail, if a sync applied more meanwhile: still a state after the scan began).
+      const at = self.replay.next
       for (const [k, st] of self.replay.tailRange(start, end)) merged.set(k, st)
       const live = [...merged].filter(([, st]) => st.value !== undefined).sort(([a], [b]) => compareKeys(a, b))
       return {
         items: live.slice(0, limit).map(([k, st]) => [k, st.value!] as const),
-        snapshot,
+        snapshot: Math.max(snapshot, at),
         more: live.length > limit
       }
     })
@@ -943,6 +985,7 @@ class Client {
             writes: writeList,
             tx: ++self.txSeq
           }
+          self.hooks.onSubmit?.(intention)
           const outcome = yield* traced("airdb.transaction.commit", { writes: writeList.length }, (cspan) =>
             Effect.tap(self.submit(intention), (o) => {
               cspan?.attribute("outcome", o._tag)
@@ -968,8 +1011,11 @@ class Client {
     )
   }
 
-  dump(): Effect.Effect<ReadonlyMap<Key, Uint8Array>, AirDbError> {
-    return Effect.map(this.scan("", undefined, Number.MAX_SAFE_INTEGER), (r) => new Map(r.items))
+  dump(): Effect.Effect<{ readonly snapshot: number; readonly state: ReadonlyMap<Key, Uint8Array> }, AirDbError> {
+    return Effect.map(this.scan("", undefined, Number.MAX_SAFE_INTEGER), (r) => ({
+      snapshot: r.snapshot,
+      state: new Map(r.items)
+    }))
   }
 
   stats(): ClientStats {
@@ -1006,11 +1052,12 @@ class Client {
  */
 export const openClient = (
   store: SegmentStoreShape,
-  options: AirDbOptions
+  options: AirDbOptions,
+  hooks: ClientHooks = {}
 ): Effect.Effect<AirDbClient, AirDbError, Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = resolveOptions(options, () => randomBytes(8).toString("hex"))
-    const c = new Client(store, resolved)
+    const c = new Client(store, resolved, hooks)
     yield* c.open()
     yield* Effect.addFinalizer(() => c.close())
     yield* Effect.forkScoped(c.busLoop)

@@ -17,7 +17,7 @@ import type { SnapshotRef } from "../core/chain.js"
 import { compareKeys } from "../core/partial-state.js"
 import type { Key, KeyState } from "../core/types.js"
 import { CorruptRecord, decodeBlock, decodeIndexPart, encodeBlock, encodeIndexPart } from "../log/record-codec.js"
-import { DEFAULT_RETRY } from "../log/shared-log.js"
+import { appendOwned, DEFAULT_RETRY } from "../log/shared-log.js"
 import type { AppendError, CreateError, ReadError, SegmentStoreShape } from "../segment/segment.js"
 import { BlockCache } from "./block-cache.js"
 
@@ -78,7 +78,7 @@ export class SnapshotBuilder {
     this.pendingBytes = 0
     if (entries.length === 0) return Effect.void
     const record = encodeBlock(entries)
-    return Effect.map(retried(this.store.append(this.segment, this.position, record)), (r) => {
+    return Effect.map(appendOwned(this.store, this.segment, this.position, record), (r) => {
       this.refs.push({
         firstKey: entries[0]![0],
         position: r.position,
@@ -102,7 +102,7 @@ export class SnapshotBuilder {
       let part: Array<BlockRef> = []
       let partBytes = 0
       const writePart = (last: boolean) =>
-        Effect.map(retried(self.store.append(self.segment, self.position, encodeIndexPart(part, last))), (r) => {
+        Effect.map(appendOwned(self.store, self.segment, self.position, encodeIndexPart(part, last)), (r) => {
           self.position = r.tail
           part = []
           partBytes = 0
@@ -170,8 +170,8 @@ export class SnapshotReader {
     this.indexes.set(segment, blocks)
   }
 
-  /** Loads the indexes of snapshots not loaded yet and forgets those no longer live. */
-  ensureIndexes(snapshots: ReadonlyArray<SnapshotRef>): Effect.Effect<void, SnapshotReadError> {
+  /** Forgets the indexes and cached blocks of snapshots that are no longer live. */
+  retain(snapshots: ReadonlyArray<SnapshotRef>): void {
     const live = new Set(snapshots.map((s) => s.segment))
     for (const segment of this.indexes.keys()) {
       if (!live.has(segment)) {
@@ -179,6 +179,10 @@ export class SnapshotReader {
         this.cache.dropSegment(segment)
       }
     }
+  }
+
+  /** Loads the indexes of snapshots not loaded yet. */
+  ensureIndexes(snapshots: ReadonlyArray<SnapshotRef>): Effect.Effect<void, SnapshotReadError> {
     const missing = snapshots.filter((s) => !this.indexes.has(s.segment))
     return Effect.forEach(
       missing,
@@ -219,8 +223,8 @@ export class SnapshotReader {
     return Effect.gen(function* () {
       for (let i = snapshots.length - 1; i >= 0; i--) {
         const s = snapshots[i]!
-        const index = self.indexes.get(s.segment)
-        if (index === undefined) return yield* Effect.die(new Error(`index of ${s.segment} not loaded`))
+        // A reader of a chain that was replaced meanwhile may find its index dropped: load it again.
+        const index = yield* self.indexOf(s)
         const b = findBlock(index, key)
         if (b < 0) continue
         const state = findInBlock(yield* self.block(s.segment, index[b]!), key)
@@ -322,7 +326,9 @@ export const mergeSnapshots = (
   reader: SnapshotReader,
   builder: SnapshotBuilder,
   older: SnapshotRef,
-  newer: SnapshotRef
+  newer: SnapshotRef,
+  /** A broken ⊕ for the simulator's mutant: the newer state of a key both hold is dropped. */
+  keepOlder = false
 ): Effect.Effect<SnapshotRef, SnapshotReadError | SnapshotWriteError> =>
   Effect.gen(function* () {
     const a = new SnapshotStream(reader, older, yield* reader.indexOf(older), 8)
@@ -338,7 +344,7 @@ export const mergeSnapshots = (
         x = yield* a.next()
       } else {
         // Equal keys: the newer snapshot's state wins (⊕).
-        yield* emit(y!)
+        yield* emit(keepOlder && c === 0 ? x! : y!)
         if (c === 0) x = yield* a.next()
         y = yield* b.next()
       }

@@ -27,6 +27,8 @@ export interface ReplayStart {
   readonly next: number
   /** The store's conflict window, in entries. */
   readonly window: number
+  /** The commit decision (the simulator swaps in broken ones to check that it notices). */
+  readonly decide?: typeof decide
 }
 
 export class CommandReplay {
@@ -34,6 +36,7 @@ export class CommandReplay {
   private _base: number
   private readonly tail = new Map<Key, KeyState>()
   private readonly modifications: ModificationWindow
+  private readonly decide: typeof decide
 
   constructor(start: ReplayStart) {
     if (start.next > start.base)
@@ -41,6 +44,7 @@ export class CommandReplay {
     this._next = start.next
     this._base = start.base
     this.modifications = new ModificationWindow(start.window)
+    this.decide = start.decide ?? decide
   }
 
   /** Entries applied: the log position this replay has reached (a snapshot timestamp s(T)). */
@@ -80,7 +84,7 @@ export class CommandReplay {
     const intoTail = entry.index >= this._base
     entry.intentions.forEach((intention, slot) => {
       const ts = commitTs(entry.index, slot)
-      const decision = decide(intention, entry.index, this.modifications.window, (k) => this.modifications.get(k))
+      const decision = this.decide(intention, entry.index, this.modifications.window, (k) => this.modifications.get(k))
       if (decision._tag === "Abort") {
         outcomes.push({
           _tag: "Aborted",

@@ -76,6 +76,34 @@ export const DEFAULT_RETRY: Schedule.Schedule<unknown, unknown> = Schedule.expon
   Schedule.compose(Schedule.recurs(8))
 )
 
+/**
+ * Appends to a segment only this writer appends to (a new segment before it is published, a snapshot's
+ * segment), retrying transient failures. A conflict can then only be this writer's own earlier attempt that
+ * landed after all: the record is there, and the tail is past it.
+ */
+export const appendOwned = (
+  store: SegmentStoreShape,
+  segment: string,
+  position: number,
+  bytes: Uint8Array
+): Effect.Effect<{ readonly position: number; readonly tail: number }, AppendError> =>
+  Effect.retry(store.append(segment, position, bytes), { schedule: DEFAULT_RETRY, while: isTransient }).pipe(
+    Effect.catchTag("SegmentConflict", (conflict) =>
+      Effect.map(
+        conflict.actual === undefined
+          ? Effect.retry(store.size(segment), { schedule: DEFAULT_RETRY, while: isTransient })
+          : Effect.succeed(conflict.actual),
+        (tail) => ({ position, tail })
+      ).pipe(
+        Effect.catchAll(() => Effect.fail(conflict)),
+        Effect.filterOrFail(
+          (r) => r.tail > position,
+          () => conflict
+        )
+      )
+    )
+  )
+
 export const locationOf = (cursor: LogCursor): LogLocation => ({
   ordinal: cursor.ordinal,
   position: cursor.position,
@@ -260,7 +288,7 @@ export class SharedLog {
       yield* self.retried(self.spec.store.create(segment))
       let position = 0
       for (const record of self.spec.firstRecords?.(firstIndex) ?? []) {
-        position = (yield* self.retried(self.spec.store.append(segment, position, record))).tail
+        position = (yield* appendOwned(self.spec.store, segment, position, record)).tail
       }
       while (self.segments[ordinal] === undefined) {
         // refreshMeta moves on to the next meta segment once one is full; the first writer there creates it.

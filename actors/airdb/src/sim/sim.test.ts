@@ -1,0 +1,40 @@
+/**
+ * The simulator in CI: a fixed set of seeds per scenario must pass every check, and every deliberately broken
+ * client must be caught. `pnpm sim airdb --seeds N` runs more; a failure prints the command that replays it.
+ */
+import { describe, expect, it } from "vitest"
+import { MUTANTS, replayCommand, runScenario, SCENARIOS } from "./scenarios.js"
+
+const SEEDS_PER_SCENARIO = 6
+
+describe("the AirDB simulator", () => {
+  for (const scenario of SCENARIOS.keys()) {
+    it(`finds no violation in scenario ${scenario} (${SEEDS_PER_SCENARIO} seeds)`, () => {
+      const failures = []
+      let crashes = 0
+      for (let seed = 1; seed <= SEEDS_PER_SCENARIO; seed++) {
+        const r = runScenario(scenario, seed)
+        crashes += r.stats.crashes
+        expect(r.stats.committed).toBeGreaterThan(0)
+        if (r.violation !== undefined)
+          failures.push(`${r.violation.property}: ${r.violation.detail}\n  ${replayCommand(r)}`)
+      }
+      expect(failures).toEqual([])
+      if (scenario !== "calm") expect(crashes).toBeGreaterThan(0)
+    })
+  }
+
+  const expected: Record<string, RegExp> = {
+    "no-conflict-check": /^history: (G-single|G2|G1c|incompatible-order)/,
+    "skipped-merge": /^(state = replay|history: )/,
+    "ignore-timely-bound": /^timely-snapshot/
+  }
+  for (const [mutant, { scenario }] of MUTANTS) {
+    it(`catches the broken client ${mutant}`, () => {
+      let caught: string | undefined
+      for (let seed = 1; seed <= 8 && caught === undefined; seed++)
+        caught = runScenario(scenario, seed, mutant).violation?.property
+      expect(caught).toMatch(expected[mutant]!)
+    })
+  }
+})
