@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { service as healthService } from "grpc-health-check"
 import { type GrpcServerError, serveGrpc } from "./grpc-server.js"
-import { grpcService } from "./handlers.js"
+import { type EffectHandlers, grpcService } from "./handlers.js"
 import { INTERNAL_DETAILS, REEF_ERROR_CODE_TRAILER } from "./status.js"
 
 interface CallResult<A> {
@@ -51,15 +51,22 @@ const event = (id: string): MembershipEvent => ({
   previous: MemberState.MEMBER_STATE_UNSPECIFIED
 })
 
+/** The Cluster service with `overrides`; a method a test does not call dies ("unused"), WatchMembership is empty. */
+const clusterService = (overrides: Partial<EffectHandlers<typeof ClusterService, never>>) =>
+  grpcService(ClusterService, {
+    listActors: () => Effect.die("unused"),
+    watchMembership: () => Stream.empty,
+    ping: () => Effect.die("unused"),
+    ...overrides
+  })
+
 describe("serveGrpc with Effect handlers", () => {
   it.scopedLive("a defect is INTERNAL without its message, and the server keeps serving", () =>
     Effect.gen(function* () {
       let calls = 0
       const server = yield* serveGrpc({
         services: [
-          grpcService(ClusterService, {
-            listActors: () => Effect.die("unused"),
-            watchMembership: () => Stream.empty,
+          clusterService({
             ping: () =>
               ++calls === 1 ? Effect.die(new Error("secret bug")) : Effect.succeed({ hops: [], payload: "ok" })
           })
@@ -81,9 +88,7 @@ describe("serveGrpc with Effect handlers", () => {
     Effect.gen(function* () {
       const server = yield* serveGrpc({
         services: [
-          grpcService(ClusterService, {
-            listActors: () => Effect.die("unused"),
-            watchMembership: () => Stream.empty,
+          clusterService({
             ping: () => {
               throw new Error("not even an Effect")
             }
@@ -101,9 +106,7 @@ describe("serveGrpc with Effect handlers", () => {
       const interrupted = yield* Deferred.make<void>()
       const server = yield* serveGrpc({
         services: [
-          grpcService(ClusterService, {
-            listActors: () => Effect.die("unused"),
-            watchMembership: () => Stream.empty,
+          clusterService({
             ping: () =>
               Deferred.succeed(started, undefined).pipe(
                 Effect.zipRight(Effect.never),
@@ -124,8 +127,7 @@ describe("serveGrpc with Effect handlers", () => {
     Effect.gen(function* () {
       const server = yield* serveGrpc({
         services: [
-          grpcService(ClusterService, {
-            listActors: () => Effect.die("unused"),
+          clusterService({
             watchMembership: () =>
               Stream.concat(
                 Stream.make(event("a"), event("b")),
@@ -160,8 +162,7 @@ describe("serveGrpc with Effect handlers", () => {
       const server = yield* serveGrpc({
         shutdownGraceMs: 30_000,
         services: [
-          grpcService(ClusterService, {
-            listActors: () => Effect.die("unused"),
+          clusterService({
             watchMembership: () => Stream.never,
             ping: () =>
               Deferred.succeed(started, undefined).pipe(
@@ -208,13 +209,7 @@ describe("serveGrpc with Effect handlers", () => {
 
   it.scopedLive("a port already in use is a GrpcServerError, not a defect", () =>
     Effect.gen(function* () {
-      const services = [
-        grpcService(ClusterService, {
-          listActors: () => Effect.die("unused"),
-          watchMembership: () => Stream.empty,
-          ping: () => Effect.die("unused")
-        })
-      ]
+      const services = [clusterService({})]
       const first = yield* serveGrpc({ services })
       const error: GrpcServerError = yield* Effect.flip(serveGrpc({ services, port: first.port }))
       expect(error._tag).toBe("GrpcServerError")
