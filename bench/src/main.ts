@@ -1,12 +1,13 @@
 /**
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
- * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`).
+ * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`), ira.
  */
 const suites: Record<string, () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>) => Promise<void> }>> =
   {
     kernel: () => import("./kernel.js"),
     popuc: () => import("./popuc.js"),
-    soak: () => import("./soak.js")
+    soak: () => import("./soak.js"),
+    ira: () => import("./ira.js")
   }
 
 const [suite, ...flags] = process.argv.slice(2)

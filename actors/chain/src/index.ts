@@ -9,7 +9,6 @@ export * from "./hint/compression.js"
 export * from "./hint/errors.js"
 export * from "./hint/format.js"
 export { HintRecorder } from "./hint/recorder.js"
-export { percentileOfSorted } from "./percentile.js"
 export { executeAsPrimary, type PrimaryBlock } from "./primary/execute.js"
 export {
   type AccessObserver,

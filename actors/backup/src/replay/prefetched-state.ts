@@ -9,7 +9,15 @@
  *   predate the blocks just executed; their writes answer first. It holds only blocks some snapshot in use
  *   does not contain, so it stays as small as the pipeline.
  */
-import { type Address, type PreState, Source, type StateReader, type StorageChange, type StorageKey } from "@reef/chain"
+import {
+  type Address,
+  type PreState,
+  type ReadSource,
+  Source,
+  type StateReader,
+  type StorageChange,
+  type StorageKey
+} from "@reef/chain"
 
 export class PendingWrites {
   private readonly latest = new Map<StorageKey, { readonly value: number; readonly block: number }>()
@@ -50,7 +58,7 @@ export interface ReadCounts {
 }
 
 export class OnDemandState implements PreState {
-  lastSource: Source = Source.Zero
+  lastSource: ReadSource = Source.Zero
   reads = 0
 
   constructor(
@@ -78,7 +86,7 @@ export class OnDemandState implements PreState {
 }
 
 export class PrefetchedState implements PreState {
-  lastSource: Source = Source.Zero
+  lastSource: ReadSource = Source.Zero
   readonly counts: ReadCounts = { hits: 0, misses: 0, codeMisses: 0 }
 
   constructor(

@@ -5,7 +5,7 @@
  * size, so a hostile frame cannot make a backup allocate more.
  */
 import { Compressor } from "zstd-napi"
-import * as zstd from "zstd-napi/binding.js"
+import zstd from "zstd-napi/binding.js"
 import { HintError } from "./errors.js"
 import { decodeHint, encodeHint, type Hint, MAX_HINT_RAW_BYTES } from "./format.js"
 

@@ -124,7 +124,7 @@ describe("the hint recorder", () => {
     const recorder = new HintRecorder()
     const key = Buffer.alloc(KEY_BYTES, 5).toString("latin1")
     const address = Buffer.alloc(ADDRESS_BYTES, 6).toString("latin1")
-    recorder.storage(key, 1)
+    recorder.storage(key, 1, 0)
     recorder.code(address)
     expect(recorder.take(4)).toEqual({ block: 4, storage: [key], sources: Uint8Array.from([1]), code: [address] })
     expect(recorder.take(5)).toEqual({ block: 5, storage: [], sources: new Uint8Array(0), code: [] })

@@ -9,15 +9,15 @@
  */
 import { createHash } from "node:crypto"
 import { type Address, KEY_BYTES, type StorageKey, writeU64 } from "../state/keys.js"
-import type { Source, StorageChange } from "../state/store.js"
+import type { ReadSource, StorageChange } from "../state/store.js"
 import { CONTRACT_NAMESPACE, type ContractInfo, decodeCode, deriveAddress, kindName } from "./layout.js"
 
 /** The state a block executes on: its parent's. */
 export interface PreState {
   /** The value of `key` as of the parent block; sets `lastSource` to where it was found. */
   storage(key: StorageKey): number
-  /** Where the last `storage` read found its value. */
-  readonly lastSource: Source
+  /** Where the last `storage` read found its value (SOURCE_UNKNOWN: a cache in front of the store had it). */
+  readonly lastSource: ReadSource
   /** The code at `address`, or undefined if no contract lives there. */
   code(address: Address): Uint8Array | undefined
 }
@@ -25,7 +25,7 @@ export interface PreState {
 /** Sees every storage key and contract a block touches, once each, at the first access (§4.1 Phase 1). */
 export interface AccessRecorder {
   /** `value` is the key's value before the block, `source` where the read found it. */
-  storage(key: StorageKey, source: Source, value: number): void
+  storage(key: StorageKey, source: ReadSource, value: number): void
   code(address: Address): void
 }
 

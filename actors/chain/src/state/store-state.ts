@@ -8,7 +8,7 @@
  */
 import type { PreState } from "../runtime/execution.js"
 import type { Address, StorageKey } from "./keys.js"
-import { Source, type StateReader } from "./store.js"
+import { type ReadSource, SOURCE_UNKNOWN, Source, type StateReader } from "./store.js"
 
 /** A bounded least-recently-used map (Map keeps insertion order: a hit moves the entry to the end). */
 export class LruCache<K, V> {
@@ -71,7 +71,7 @@ export const emptyReadCounters = (): ReadCounters => ({
 })
 
 export class StoreState implements PreState {
-  lastSource: Source = Source.Zero
+  lastSource: ReadSource = Source.Zero
   readonly counters: ReadCounters = emptyReadCounters()
 
   constructor(
@@ -88,15 +88,15 @@ export class StoreState implements PreState {
       const cached = this.cache.storage.get(key)
       if (cached !== undefined) {
         this.counters.cacheHits++
-        // A cached value carries no source of its own; the primary never runs with a cache.
-        this.lastSource = Source.Plain
+        this.lastSource = SOURCE_UNKNOWN
         return cached
       }
     }
     const value = this.reader.storage(key, this.asOf, this.head)
-    this.lastSource = this.reader.lastSource
+    const source = this.reader.lastSource
+    this.lastSource = source
     this.counters.storeReads++
-    this.counters.bySource[this.lastSource]++
+    this.counters.bySource[source]++
     return value
   }
 

@@ -33,6 +33,12 @@ import {
 /** Where a read as of a block found its value (the paper's σ: 0 plain, 1 zero, 2 change set). */
 export const Source = { Plain: 0, Zero: 1, Changeset: 2 } as const
 export type Source = (typeof Source)[keyof typeof Source]
+/**
+ * A read served by a cache in front of the store: the value is right but where the store would have found
+ * it is unknown (a hint recorder then asks the store, see HintRecorder's annotate).
+ */
+export const SOURCE_UNKNOWN = 255
+export type ReadSource = Source | typeof SOURCE_UNKNOWN
 export const SOURCE_NAMES: Readonly<Record<Source, string>> = { 0: "plain", 1: "zero", 2: "changeset" }
 
 export interface StoreOptions {
@@ -165,6 +171,18 @@ export class StateReader {
   plainAt(bytes: Uint8Array, offset: number): number {
     this.seek.set(bytes.subarray(offset, offset + KEY_BYTES), 0)
     return this.readPlain()
+  }
+
+  /**
+   * The cheapest source of `key` as of `asOf` when its value there is already known (a cache had it): only
+   * the history step is needed, the value says whether PlainState holds it.
+   */
+  sourceOf(key: StorageKey, asOf: number, head: number, value: number): Source {
+    if (asOf < head) {
+      this.seek.write(key, 0, KEY_BYTES, "latin1")
+      if (this.firstChangeAfter(asOf) !== undefined) return Source.Changeset
+    }
+    return value === 0 ? Source.Zero : Source.Plain
   }
 
   code(address: Address): Buffer | undefined {

@@ -7,7 +7,7 @@
  * paper's setup: re-executing history on an archive): a key a block reads is a change-set key if it changes
  * at or after that block, otherwise plain if it holds a value, otherwise zero.
  */
-import { percentileOfSorted } from "../percentile.js"
+import { percentileOfSorted } from "@reef/stats"
 import type { AccessRecorder } from "../runtime/execution.js"
 import type { BlockOutcome } from "../runtime/transactions.js"
 import type { Address, StorageKey } from "../state/keys.js"
