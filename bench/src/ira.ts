@@ -78,7 +78,7 @@ const buildStore = (dbPath: string, layout: Layout) => {
   const genesis = writeGenesis(tables, spec)
   const genesisSeconds = (performance.now() - started) / 1000
   console.log(
-    `genesis: ${genesis.storageEntries.toLocaleString("en")} storage entries, ${genesis.contracts} contracts (${genesisSeconds.toFixed(0)} s)`
+    `genesis: ${genesis.storageEntries.toLocaleString("en")} storage entries, ${genesis.historyEntries.toLocaleString("en")} with pre-history, ${genesis.contracts} contracts (${genesisSeconds.toFixed(0)} s)`
   )
   const collector = new CalibrationCollector(layout.first)
   started = performance.now()

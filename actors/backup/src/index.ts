@@ -3,6 +3,8 @@
  * a sorted, parallel prefetch of each batch's state, then execution from per-block caches, with the
  * state-change hash checked after every block. Also the baseline it is measured against.
  */
+
+export { BACKUP_ROLE, BackupError, type BackupHandle, type BackupOptions, runBackup } from "./backup-actor.js"
 export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
 export {
   type BatchBlock,

@@ -9,7 +9,16 @@ export * from "./hint/compression.js"
 export * from "./hint/errors.js"
 export * from "./hint/format.js"
 export { HintRecorder } from "./hint/recorder.js"
+export {
+  CHAIN_ROLE,
+  ChainError,
+  type ChainHandle,
+  type ChainOptions,
+  decodeChainInfo,
+  runChain
+} from "./primary/chain-actor.js"
 export { executeAsPrimary, type PrimaryBlock } from "./primary/execute.js"
+export * from "./primary/streams.js"
 export {
   type AccessObserver,
   type AccessRecorder,

@@ -2,6 +2,7 @@
 
 export { AirDBClient, type AirDBServer, AirDBService, AirDbCompareOp, AirDbDeleteOp, AirDbDeleteRequest, AirDbDeleteResponse, AirDbGetRequest, AirDbGetResponse, AirDbKeyValue, AirDbOp, AirDbPutOp, AirDbPutRequest, AirDbPutResponse, AirDbReadOp, AirDbReadResult, AirDbScanRequest, AirDbScanResponse, AirDbTransactRequest, AirDbTransactResponse } from "./reef/v1/airdb.js"
 export { AirDbBeginSnapshot, AirDbBlockRef, AirDbCommandEntry, AirDbIntention, AirDbKeyState, AirDbLogLocation, AirDbSegmentAdded, AirDbSnapshotBlock, AirDbSnapshotChain, AirDbSnapshotIndexPart, AirDbSnapshotRef, AirDbStateRecord, AirDbStoreConfig, AirDbWrite } from "./reef/v1/airdb_log.js"
+export { BackupClient, type BackupServer, BackupService, BackupState, BackupStatus, BackupStatusRequest, BlockReplayed, ChainBlock, ChainHint, ChainInfo, WatchReplayRequest, backupStateFromJSON, backupStateToJSON } from "./reef/v1/backup.js"
 export { ClusterClient, type ClusterServer, ClusterService, ListActorsRequest, ListActorsResponse, PingHop, PingReply, PingRequest, WatchMembershipRequest } from "./reef/v1/cluster.js"
 export { CounterAdd, CounterFail, CounterGet, CounterValue } from "./reef/v1/counter.js"
 export { ActorAddress, BatchEntry, EnvelopeBatch } from "./reef/v1/envelope.js"

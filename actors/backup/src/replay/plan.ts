@@ -48,17 +48,40 @@ export interface BatchPlan {
   readonly counts: { readonly plain: number; readonly zero: number; readonly changeset: number }
 }
 
-interface DraftEntry {
-  readonly key: StorageKey
-  readonly source: Source
-  readonly asOf: number
-}
-
 const hasHint = (hint: BatchBlock["hint"]): hint is Hint => !("error" in hint)
 
+/** Growable columns of draft entries; drafts of the same key are chained through `next`. */
+class Drafts {
+  keys: Array<StorageKey> = []
+  sources = new Uint8Array(1024)
+  asOf = new Float64Array(1024)
+  next = new Int32Array(1024)
+  length = 0
+
+  add(key: StorageKey, source: number, asOf: number, next: number): number {
+    if (this.length === this.sources.length) {
+      const grow = <T extends Uint8Array | Float64Array | Int32Array>(a: T): T => {
+        const bigger = new (a.constructor as new (n: number) => T)(a.length * 2)
+        bigger.set(a)
+        return bigger
+      }
+      this.sources = grow(this.sources)
+      this.asOf = grow(this.asOf)
+      this.next = grow(this.next)
+    }
+    const id = this.length++
+    this.keys.push(key)
+    this.sources[id] = source
+    this.asOf[id] = asOf
+    this.next[id] = next
+    return id
+  }
+}
+
 export const planBatch = (blocks: ReadonlyArray<BatchBlock>, readers: number): BatchPlan => {
-  const drafts: Array<DraftEntry> = []
-  const byKey = new Map<StorageKey, Array<number>>()
+  const drafts = new Drafts()
+  /** The latest draft of each key (earlier ones follow `next`). */
+  const byKey = new Map<StorageKey, number>()
   const blockDrafts: Array<Int32Array> = []
   const codeSet = new Set<Address>()
   for (const block of blocks) {
@@ -70,22 +93,19 @@ export const planBatch = (blocks: ReadonlyArray<BatchBlock>, readers: number): B
     const ids = new Int32Array(storage.length)
     for (let i = 0; i < storage.length; i++) {
       const key = storage[i]!
-      const source = sources[i]! as Source
+      const source = sources[i]!
       const asOf = source === Source.Changeset ? block.number - 1 : -1
-      let same = byKey.get(key)
-      if (same === undefined) {
-        same = []
-        byKey.set(key, same)
-      }
+      const head = byKey.get(key)
       let id = -1
-      for (const candidate of same) {
-        const d = drafts[candidate]!
-        if (d.source === source && d.asOf === asOf) id = candidate
+      for (let d = head ?? -1; d >= 0; d = drafts.next[d]!) {
+        if (drafts.sources[d] === source && drafts.asOf[d] === asOf) {
+          id = d
+          break
+        }
       }
       if (id < 0) {
-        id = drafts.length
-        drafts.push({ key, source, asOf })
-        same.push(id)
+        id = drafts.add(key, source, asOf, head ?? -1)
+        byKey.set(key, id)
       }
       ids[i] = id
     }
@@ -93,28 +113,33 @@ export const planBatch = (blocks: ReadonlyArray<BatchBlock>, readers: number): B
     for (const address of code) codeSet.add(address)
   }
 
-  const order = drafts.map((_, i) => i)
-  order.sort((a, b) => {
-    const x = drafts[a]!
-    const y = drafts[b]!
-    if (x.key !== y.key) return x.key < y.key ? -1 : 1
-    return x.source - y.source || x.asOf - y.asOf
-  })
-  const rank = new Int32Array(drafts.length)
-  const keys: Array<StorageKey> = new Array(drafts.length)
-  const sources = new Uint8Array(drafts.length)
-  const asOf = new Float64Array(drafts.length)
+  // Keys in byte order (a latin1 string sorts by its bytes), then a key's drafts by source and block.
+  const sortedKeys = [...byKey.keys()].sort()
+  const total = drafts.length
+  const rank = new Int32Array(total)
+  const keys: Array<StorageKey> = new Array(total)
+  const sources = new Uint8Array(total)
+  const asOf = new Float64Array(total)
   const counts = { plain: 0, zero: 0, changeset: 0 }
-  order.forEach((id, position) => {
-    const d = drafts[id]!
-    rank[id] = position
-    keys[position] = d.key
-    sources[position] = d.source
-    asOf[position] = d.asOf
-    if (d.source === Source.Plain) counts.plain++
-    else if (d.source === Source.Zero) counts.zero++
-    else counts.changeset++
-  })
+  let position = 0
+  const chain: Array<number> = []
+  for (const key of sortedKeys) {
+    chain.length = 0
+    for (let d = byKey.get(key)!; d >= 0; d = drafts.next[d]!) chain.push(d)
+    if (chain.length > 1)
+      chain.sort((a, b) => drafts.sources[a]! - drafts.sources[b]! || drafts.asOf[a]! - drafts.asOf[b]!)
+    for (const d of chain) {
+      rank[d] = position
+      keys[position] = key
+      const source = drafts.sources[d]!
+      sources[position] = source
+      asOf[position] = drafts.asOf[d]!
+      if (source === Source.Plain) counts.plain++
+      else if (source === Source.Zero) counts.zero++
+      else counts.changeset++
+      position++
+    }
+  }
 
   const planned = blocks.map((block, b): PlannedBlock => {
     const ids = blockDrafts[b]!

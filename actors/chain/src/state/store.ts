@@ -73,6 +73,9 @@ export interface StoreTables {
   readonly history: Table
   readonly code: Table
   readonly meta: Table
+  /** A primary's published blocks and hints by block number (to publish them again after a restart). */
+  readonly blocks: Table
+  readonly hints: Table
 }
 
 const HEAD_KEY = Buffer.from("head")
@@ -117,7 +120,9 @@ export const openTables = (options: StoreOptions): StoreTables => {
       changesets: table("changesets"),
       history: table("history"),
       code: table("code"),
-      meta: table("meta")
+      meta: table("meta"),
+      blocks: table("blocks"),
+      hints: table("hints")
     }
   } catch (cause) {
     throw new StoreError({ operation: "open", path: options.path, cause })
@@ -259,14 +264,35 @@ export const commitBlock = (
   tables: StoreTables,
   block: number,
   changes: ReadonlyArray<StorageChange>,
-  head: number = readHead(tables)
+  head: number = readHead(tables),
+  /** The block's wire record and hint, kept in the same transaction (a primary's). */
+  records?: { readonly block: Uint8Array; readonly hint: Uint8Array }
 ): Promise<boolean> => {
   if (block !== head + 1) {
     return Promise.reject(
       new StoreError({ operation: `commit block ${block}`, path: tables.path, cause: `head is ${head}` })
     )
   }
-  return tables.env.batch(() => writeChanges(tables, block, changes, false))
+  return tables.env.batch(() => {
+    writeChanges(tables, block, changes, false)
+    if (records !== undefined) {
+      const key = Buffer.allocUnsafe(BLOCK_NUMBER_BYTES)
+      writeU64(key, 0, block)
+      tables.blocks.put(key, Buffer.from(records.block))
+      tables.hints.put(key, Buffer.from(records.hint))
+    }
+  })
+}
+
+/** A primary's stored record of block `block` and its hint, if it kept them. */
+export const readBlockRecord = (
+  tables: StoreTables,
+  block: number
+): { readonly block: Buffer; readonly hint: Buffer | undefined } | undefined => {
+  const key = Buffer.allocUnsafe(BLOCK_NUMBER_BYTES)
+  writeU64(key, 0, block)
+  const record = tables.blocks.getBinary(key)
+  return record === undefined ? undefined : { block: record, hint: tables.hints.getBinary(key) }
 }
 
 /** As `commitBlock`, synchronously, inside the caller's `transactionSync` (bulk builds). */
@@ -314,17 +340,25 @@ export const putCodeSync = (tables: StoreTables, address: Address, code: Uint8Ar
   tables.code.putSync(Buffer.from(address, "latin1"), Buffer.from(code))
 }
 
+/** A genesis entry: its key, its value, and (for a key with pre-history) its value before block 0. */
+export type GenesisEntry = readonly [key: Buffer, value: number, before: number | undefined]
+
 /**
  * Appends genesis storage in key order (LMDB's append mode packs pages full, as a bulk load should).
- * `entries` must be strictly increasing and may not repeat keys already loaded.
+ * `entries` must be strictly increasing and may not repeat keys already loaded. An entry with a `before`
+ * value also gets block 0 in its history and change set: the chain's pre-history, so that the history index
+ * has the size of an archive's (it covers the whole chain, not only the blocks executed here).
  */
-export const appendPlainSorted = (
+export const appendGenesisSorted = (
   tables: StoreTables,
-  entries: Iterable<readonly [key: Buffer, value: number]>,
+  entries: Iterable<GenesisEntry>,
   entriesPerTransaction = 200_000
-): number => {
-  let count = 0
+): { readonly storage: number; readonly history: number } => {
+  let storage = 0
+  let history = 0
   const iterator = entries[Symbol.iterator]()
+  const historyKey = Buffer.alloc(KEY_BYTES + BLOCK_NUMBER_BYTES)
+  const changeKey = Buffer.alloc(BLOCK_NUMBER_BYTES + KEY_BYTES)
   let done = false
   while (!done) {
     tables.env.transactionSync(() => {
@@ -334,13 +368,20 @@ export const appendPlainSorted = (
           done = true
           return
         }
-        const [key, value] = next.value
+        const [key, value, before] = next.value
         if (value !== 0) {
           tables.plain.putSync(key, encodeValue(value), { append: true })
-          count++
+          storage++
+        }
+        if (before !== undefined) {
+          key.copy(historyKey, 0)
+          key.copy(changeKey, BLOCK_NUMBER_BYTES)
+          tables.history.putSync(historyKey, EMPTY, { append: true })
+          tables.changesets.putSync(changeKey, encodeValue(before), { append: true })
+          history++
         }
       }
     })
   }
-  return count
+  return { storage, history }
 }

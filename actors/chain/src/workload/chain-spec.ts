@@ -38,6 +38,11 @@ export interface ChainSpec {
   readonly mintWalkMax: number
   readonly codeBytesMin: number
   readonly codeBytesMax: number
+  /**
+   * Share of genesis keys with a change in block 0 (history index and change set): the pre-history that
+   * gives the history index the size an archive's has, so a history seek costs what it costs there.
+   */
+  readonly preHistoryShare: number
 }
 
 export type ChainScale = "test" | "quick" | "full"
@@ -50,7 +55,8 @@ const base = {
   lendingShare: 0.05,
   mintWalkMax: 12,
   codeBytesMin: 2048,
-  codeBytesMax: 24 * 1024
+  codeBytesMax: 24 * 1024,
+  preHistoryShare: 0.5
 }
 
 /** Presets: `test` is a few MB (unit and integration tests), `quick` ~0.2 GB, `full` several GB. */

@@ -24,9 +24,15 @@ import {
   denseSlotAt,
   encodeCode
 } from "../runtime/layout.js"
-import { Permutation } from "../runtime/mix.js"
+import { mix32, Permutation } from "../runtime/mix.js"
 import { ADDRESS_BYTES, type Address, KEY_BYTES, type Slot, type StorageKey } from "../state/keys.js"
-import { appendPlainSorted, putCodeSync, type StoreTables, writeGenesisSync } from "../state/store.js"
+import {
+  appendGenesisSorted,
+  type GenesisEntry,
+  putCodeSync,
+  type StoreTables,
+  writeGenesisSync
+} from "../state/store.js"
 import { type ChainContracts, type ChainSpec, contractsOf, encodeChainSpec, tokenHub } from "./chain-spec.js"
 
 /** A contract's genesis value at dense logical index `logical`. */
@@ -108,6 +114,8 @@ function* contractStorage(
 export interface GenesisSummary {
   readonly contracts: number
   readonly storageEntries: number
+  /** Keys given a pre-history entry (history index and change set of block 0). */
+  readonly historyEntries: number
   readonly codeBytes: number
 }
 
@@ -150,13 +158,18 @@ export const writeGenesis = (tables: StoreTables, spec: ChainSpec): GenesisSumma
     writeGenesisSync(tables, encodeChainSpec(spec))
   })
   const key = Buffer.alloc(KEY_BYTES)
-  function* entries(): Generator<readonly [Buffer, number]> {
+  const threshold = Math.floor(spec.preHistoryShare * 2 ** 32)
+  function* entries(): Generator<GenesisEntry> {
     for (const [address, slot, value] of genesisStorage(spec)) {
       key.write(address, 0, ADDRESS_BYTES, "latin1")
       key.write(slot, ADDRESS_BYTES, KEY_BYTES - ADDRESS_BYTES, "latin1")
-      yield [key, value] as const
+      const draw = mix32(spec.seed, key.readUInt32BE(20), key.readUInt32BE(48), 0x9e)
+      // Keys with pre-history held another value before block 0 (any other; it is never read as of then).
+      yield [key, value, draw < threshold ? draw % 1_000_000 : undefined] as const
     }
   }
-  const storageEntries = appendPlainSorted(tables, entries())
-  return { contracts: code.size, storageEntries, codeBytes }
+  const written = appendGenesisSorted(tables, entries())
+  const storageEntries = written.storage
+  const historyEntries = written.history
+  return { contracts: code.size, storageEntries, historyEntries, codeBytes }
 }

@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as grpc from "@grpc/grpc-js"
+import { defaultWorkload, openTables, readHead, runChain, type StoreTables } from "@reef/chain"
+import { natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { BackupClient, BackupState } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runBackup } from "./backup-actor.js"
+
+const dir = mkdtempSync(join(tmpdir(), "reef-backup-actor-"))
+const root = Effect.runSync(Scope.make())
+let natsUrl = ""
+const CLUSTER = "ira-test"
+const workload = { ...defaultWorkload(21), txsMedian: 30 }
+
+beforeAll(async () => {
+  const server = await Effect.runPromise(Scope.extend(startNatsServer({ jetstream: true }), root))
+  natsUrl = server.url
+}, 60_000)
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(root, Exit.void))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/**
+ * Runs `effect` with a kernel of its own on the test server, in a scope of its own (closed by `close`). The
+ * kernel is built into that scope: `Effect.provide` of a layer would close its connection on return.
+ */
+const start = async <A, E>(name: string, effect: Effect.Effect<A, E, any>) => {
+  const scope = Effect.runSync(Scope.make())
+  const layer = natsKernelLayer({ servers: natsUrl, name }, { cluster: CLUSTER }) as Layer.Layer<any, any, never>
+  const value = await Effect.runPromise(
+    Effect.gen(function* () {
+      const context = yield* Layer.buildWithScope(layer, scope)
+      return yield* Scope.extend(Effect.provide(effect, context), scope)
+    }) as Effect.Effect<A, E, never>
+  )
+  return { value, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+const statusOf = (address: string) =>
+  new Promise<import("@reef/proto").BackupStatus>((resolve, reject) => {
+    const client = new BackupClient(address, grpc.credentials.createInsecure())
+    client.status({}, (error, response) => {
+      client.close()
+      if (error) reject(error)
+      else resolve(response)
+    })
+  })
+
+const until = (condition: () => Promise<boolean>, what: string) =>
+  Effect.runPromise(
+    Effect.tryPromise(condition).pipe(
+      Effect.filterOrFail(
+        (ok) => ok,
+        () => new Error(`still waiting: ${what}`)
+      ),
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(600))))
+    )
+  )
+
+const plainOf = (tables: StoreTables) =>
+  [...tables.plain.getRange({})].map(({ key, value }) => `${key.toString("hex")}=${value.toString("hex")}`)
+
+describe("a backup following a chain primary over NATS JetStream", () => {
+  it("replays every block with hints, survives a restart, and ends on the primary's state", async () => {
+    const primaryDb = join(dir, "primary")
+    const backupDb = join(dir, "backup")
+    const chain = await start(
+      "chain",
+      runChain({
+        id: "p1",
+        chain: "main",
+        dbPath: primaryDb,
+        scale: "test",
+        seed: 3,
+        workload,
+        blockIntervalMs: 0,
+        maxBlocks: 80,
+        durable: false
+      })
+    )
+    const backupOptions = {
+      id: "b1",
+      chain: "main",
+      dbPath: backupDb,
+      readers: 3,
+      batchBlocks: 8,
+      grpcPort: 0,
+      durable: false
+    }
+    let backup = await start("backup", runBackup(backupOptions))
+    await until(async () => (await statusOf(backup.value.grpcAddress)).headBlock >= 30, "backup at block 30")
+    // Stop the backup mid-stream (scope closed: readers and consumers gone) and start it again on its store.
+    await backup.close()
+    backup = await start("backup", runBackup(backupOptions))
+    await until(async () => chain.value.head() === 80, "primary at block 80")
+    await until(async () => (await statusOf(backup.value.grpcAddress)).headBlock === 80, "backup at block 80")
+    const status = await statusOf(backup.value.grpcAddress)
+    expect(status.state).toBe(BackupState.BACKUP_STATE_FOLLOWING)
+    expect(status.lagBlocks).toBe(0)
+    expect(Number(status.cacheMisses)).toBe(0)
+    await backup.close()
+    await chain.close()
+    const primary = openTables({ path: primaryDb, readOnly: true })
+    const replica = openTables({ path: backupDb, readOnly: true })
+    try {
+      expect(readHead(replica)).toBe(80)
+      expect(plainOf(replica)).toEqual(plainOf(primary))
+    } finally {
+      await primary.env.close()
+      await replica.env.close()
+    }
+  }, 240_000)
+})

@@ -1,0 +1,461 @@
+/**
+ * The `backup` actor (Ira's backup, §4.2): follows a chain primary's block and hint streams from its own
+ * head + 1, replays the blocks with hint-based prefetch (replay/replayer.ts) and commits each verified block
+ * to its own store. A restarted backup resumes from what it committed; one started late catches up from the
+ * streams; one started from a copy of the primary's store begins at that copy's head.
+ *
+ * Serves reef.v1.Backup over gRPC: Status (head, lag, speed, last verified hash) and WatchReplay (a stream of
+ * per-block timings). A block whose state hash differs from the primary's, with and without its hint, stops
+ * the replay: the backup logs it, reports DIVERGED, and keeps answering Status.
+ *
+ * Traces: `ira.backup.batch` spans with `ira.prefetch`, `ira.wait` and `ira.execute` children, and an
+ * `ira.backup.block` span per block linked to the primary's `ira.chain.block` span (from the message's
+ * traceparent header).
+ */
+import { copyFileSync, existsSync, mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { DeliverPolicy, type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { Kvm } from "@nats-io/kv"
+import {
+  ChainContext,
+  chainStreams,
+  decodeChainInfo,
+  decodeTxs,
+  encodeChainSpec,
+  GENESIS_INFO_KEY,
+  lastBlockOf,
+  openTables,
+  readGenesis,
+  readHead,
+  writeGenesis
+} from "@reef/chain"
+import { grpcService, serveGrpc } from "@reef/grpc"
+import { defineActor, type Kernel, KernelConfig, Nats, spawn, TRACEPARENT_HEADER } from "@reef/kernel"
+import { MessagingTracing, parentSpanFromTraceparent } from "@reef/observability/tracing"
+import { BackupService, BackupState, type BackupStatus, type BlockReplayed, ChainBlock, ChainHint } from "@reef/proto"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+import { type BatchReplay, type BlockReplay, type ReplayBlock, replay } from "./replay/replayer.js"
+
+export const BACKUP_ROLE = "backup"
+
+export class BackupError extends Data.TaggedError("BackupError")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return `backup: ${this.reason}${this.cause === undefined ? "" : `: ${String((this.cause as Error)?.message ?? this.cause)}`}`
+  }
+}
+
+export interface BackupOptions {
+  readonly id: string
+  /** The chain to follow (its primary's streams). */
+  readonly chain: string
+  /** The backup's own store (a directory). */
+  readonly dbPath: string
+  /** Start from a copy of this store (e.g. the primary's, stopped) instead of building the genesis. */
+  readonly fromCopy?: string
+  readonly readers: number
+  readonly batchBlocks: number
+  readonly grpcPort: number
+  readonly grpcHost?: string
+  /** How long a block waits for its hint before it is replayed without one. */
+  readonly hintWaitMs?: number
+  /** Replay without hints (the baseline path, for comparison). */
+  readonly ignoreHints?: boolean
+  readonly durable?: boolean
+}
+
+export interface BackupHandle {
+  readonly grpcAddress: string
+  readonly status: Effect.Effect<BackupStatus>
+}
+
+const backupError = (reason: string) => (cause: unknown) => new BackupError({ reason, cause })
+
+interface Incoming {
+  readonly block: ReplayBlock
+  readonly traceparent: string | undefined
+}
+
+/** Replay records kept for WatchReplay's `from_block`. */
+const RECENT_RECORDS = 1024
+const msToNs = (ms: number) => BigInt(Math.round(ms * 1e6))
+
+/** Opens the backup's store: from a copy, or with the chain's genesis (read from the chain's info bucket). */
+const openStore = (options: BackupOptions, nc: Effect.Effect.Success<typeof Nats>, infoBucket: string) =>
+  Effect.gen(function* () {
+    const dataFile = join(options.dbPath, "data.mdb")
+    if (options.fromCopy !== undefined && !existsSync(dataFile)) {
+      yield* Effect.try({
+        try: () => {
+          mkdirSync(options.dbPath, { recursive: true })
+          copyFileSync(join(options.fromCopy!, "data.mdb"), dataFile)
+        },
+        catch: backupError(`copying the store at ${options.fromCopy}`)
+      })
+    }
+    const info = yield* Effect.tryPromise({
+      try: async () => {
+        const kv = await new Kvm(nc).open(infoBucket)
+        const entry = await kv.get(GENESIS_INFO_KEY)
+        if (entry === null || entry.value.length === 0) throw new Error("no genesis published yet")
+        return decodeChainInfo(entry.value)
+      },
+      catch: backupError(`reading the chain's genesis from ${infoBucket}`)
+    }).pipe(Effect.retry(Schedule.spaced("500 millis").pipe(Schedule.compose(Schedule.recurs(60)))))
+    return yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const tables = openTables({ path: options.dbPath, durable: options.durable ?? true })
+          const stored = readGenesis(tables)
+          if (stored === undefined) writeGenesis(tables, info.spec)
+          else if (stored.toString() !== encodeChainSpec(info.spec).toString()) {
+            void tables.env.close()
+            throw new Error(`store ${options.dbPath} holds another chain's genesis`)
+          }
+          return { tables, info }
+        },
+        catch: backupError("opening the store")
+      }),
+      ({ tables }) => Effect.promise(() => tables.env.close())
+    )
+  })
+
+/** Reads a stream from sequence `from` on (an ordered consumer: no server-side state, restarts anywhere). */
+const follow = async (js: JetStreamClient, stream: string, from: number) =>
+  (await js.consumers.get(stream, { opt_start_seq: from, deliver_policy: DeliverPolicy.StartSequence })).consume()
+
+export const runBackup = (
+  options: BackupOptions
+): Effect.Effect<BackupHandle, BackupError, Kernel | Nats | Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* KernelConfig
+    const nc = yield* Nats
+    const tracing = yield* MessagingTracing
+    const streams = chainStreams(config.cluster, options.chain)
+    const { tables, info } = yield* openStore(options, nc, streams.info)
+    const context = new ChainContext(info.spec.seed, info.spec.users)
+    const jsm = yield* Effect.tryPromise({
+      try: () => jetstreamManager(nc),
+      catch: backupError("JetStream not enabled?")
+    })
+    const js = jetstream(nc)
+
+    const startHead = readHead(tables)
+    const status = {
+      state: BackupState.BACKUP_STATE_CATCHING_UP,
+      head: startHead,
+      primaryHead: startHead,
+      lastHash: Buffer.alloc(0) as Buffer,
+      hintErrors: 0,
+      hintsRejected: 0,
+      misses: 0,
+      divergence: "",
+      rate: 0,
+      rateSince: performance.now(),
+      rateBlocks: 0
+    }
+    const incoming = yield* Queue.bounded<Incoming>(4 * options.batchBlocks)
+    const hints = new Map<number, Uint8Array>()
+    const hintWaiters = new Map<number, Deferred.Deferred<void>>()
+    const spansOf = new Map<number, string | undefined>()
+    const replayed = yield* PubSub.sliding<BlockReplayed>(RECENT_RECORDS)
+    const recent: Array<BlockReplayed> = []
+
+    // ---- the streams: blocks into a bounded queue (back-pressure), hints into a map the replay consults ----
+    const blocksFrom = startHead + 1
+    const blockMessages = yield* Effect.tryPromise({
+      try: () => follow(js, streams.blocks.stream, blocksFrom),
+      catch: backupError("following the block stream")
+    })
+    const hintMessages = yield* Effect.tryPromise({
+      try: () => follow(js, streams.hints.stream, blocksFrom),
+      catch: backupError("following the hint stream")
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        await blockMessages.close()
+        await hintMessages.close()
+      })
+    )
+    const runtime = yield* Effect.runtime<never>()
+    yield* Effect.tryPromise({
+      try: async () => {
+        for await (const message of blockMessages) {
+          const block = ChainBlock.decode(message.data)
+          if (block.number !== message.seq) {
+            await Effect.runPromise(
+              Effect.logError(`block stream sequence ${message.seq} carries block ${block.number}: skipped`)
+            )
+            continue
+          }
+          const txs = decodeTxs(block.transactions)
+          const traceparent = message.headers?.get(TRACEPARENT_HEADER) || undefined
+          await Effect.runPromise(
+            Queue.offer(incoming, {
+              block: { number: block.number, txs, stateHash: block.stateHash },
+              traceparent
+            })
+          )
+        }
+      },
+      catch: backupError("reading blocks")
+    }).pipe(
+      Effect.tapError((e) => Effect.logError(e.message)),
+      Effect.forkScoped
+    )
+    yield* Effect.tryPromise({
+      try: async () => {
+        for await (const message of hintMessages) {
+          const hint = ChainHint.decode(message.data)
+          if (hint.number !== message.seq || hint.number <= status.head) continue
+          hints.set(hint.number, hint.frame)
+          const waiter = hintWaiters.get(hint.number)
+          if (waiter !== undefined) Deferred.unsafeDone(waiter, Exit.void)
+        }
+      },
+      catch: backupError("reading hints")
+    }).pipe(
+      Effect.tapError((e) => Effect.logError(e.message)),
+      Effect.forkScoped
+    )
+    void runtime
+
+    /** A block's hint: already here, or awaited for up to hintWaitMs (hints are advisory: then none). */
+    const hintFor = (number: number) =>
+      Effect.gen(function* () {
+        if (options.ignoreHints) return undefined
+        let frame = hints.get(number)
+        if (frame === undefined) {
+          const waiter = yield* Deferred.make<void>()
+          hintWaiters.set(number, waiter)
+          yield* Deferred.await(waiter).pipe(Effect.timeout(`${options.hintWaitMs ?? 250} millis`), Effect.option)
+          hintWaiters.delete(number)
+          frame = hints.get(number)
+        }
+        hints.delete(number)
+        return frame
+      })
+
+    const take = (max: number) =>
+      Effect.gen(function* () {
+        const batch = yield* Queue.takeBetween(incoming, 1, max)
+        const blocks: Array<ReplayBlock> = []
+        for (const { block, traceparent } of batch) {
+          const hint = yield* hintFor(block.number)
+          spansOf.set(block.number, traceparent)
+          blocks.push(hint === undefined ? block : { ...block, hint })
+        }
+        return blocks
+      })
+
+    const onBlock = (record: BlockReplay) => {
+      status.head = record.number
+      status.lastHash = record.stateHash
+      status.misses += record.misses
+      if (record.hintError !== undefined) status.hintErrors++
+      if (record.hintRejected) status.hintsRejected++
+      status.rateBlocks++
+      const elapsed = performance.now() - status.rateSince
+      if (elapsed >= 2000) {
+        status.rate = (1000 * status.rateBlocks) / elapsed
+        status.rateSince = performance.now()
+        status.rateBlocks = 0
+      }
+      const lag = Math.max(0, status.primaryHead - record.number)
+      if (lag === 0) status.state = BackupState.BACKUP_STATE_FOLLOWING
+      const message: BlockReplayed = {
+        number: record.number,
+        waitMs: record.waitMs,
+        execMs: record.execMs,
+        hintedKeys: record.hintedKeys,
+        cacheHits: record.hits,
+        cacheMisses: record.misses,
+        hintError: record.hintError ?? "",
+        hintRejected: record.hintRejected,
+        stateHash: record.stateHash,
+        lagBlocks: lag
+      }
+      recent.push(message)
+      if (recent.length > RECENT_RECORDS) recent.shift()
+      Effect.runSync(PubSub.publish(replayed, message))
+      const traceparent = spansOf.get(record.number)
+      spansOf.delete(record.number)
+      if (tracing) {
+        Effect.runSync(recordBlockSpan(record, traceparent))
+        batchProgress(record)
+      }
+    }
+    /** Batches prefetched, with the start of their first block and their misses, until their last block. */
+    const batches = new Map<number, { readonly prefetch: BatchReplay; executeStart: number; misses: number }>()
+    const onBatch = (batch: BatchReplay) => {
+      if (tracing) batches.set(batch.batch, { prefetch: batch, executeStart: 0, misses: 0 })
+    }
+    const batchProgress = (record: BlockReplay) => {
+      const batch = batches.get(record.batch)
+      if (batch === undefined) return
+      if (record.number === batch.prefetch.firstBlock) batch.executeStart = record.finishedAt - record.execMs
+      batch.misses += record.misses
+      if (record.number === batch.prefetch.lastBlock) {
+        batches.delete(record.batch)
+        Effect.runSync(recordBatchSpan(batch.prefetch, batch.executeStart, record.finishedAt, batch.misses))
+      }
+    }
+
+    // ---- the replay, until the streams end or a block diverges --------------------------------------------
+    yield* replay(
+      { tables, chain: context, readers: options.readers, batchBlocks: options.batchBlocks, mode: "follow" },
+      take,
+      { onBlock, onBatch }
+    ).pipe(
+      Effect.catchTag("BackupDivergedError", (error) =>
+        Effect.gen(function* () {
+          status.state = BackupState.BACKUP_STATE_DIVERGED
+          status.divergence = error.message
+          yield* Effect.logError(`${error.message}: replay stopped`)
+        })
+      ),
+      Effect.tapErrorCause((cause) => Effect.logError("backup replay failed", cause)),
+      Effect.forkScoped
+    )
+
+    // ---- the primary's head, for lag ------------------------------------------------------------------------
+    yield* Effect.tryPromise(() => lastBlockOf(jsm, streams.blocks.stream)).pipe(
+      Effect.tap((last) =>
+        Effect.sync(() => {
+          status.primaryHead = Math.max(status.primaryHead, last)
+        })
+      ),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+
+    const statusResponse = Effect.sync(
+      (): BackupStatus => ({
+        id: options.id,
+        chain: options.chain,
+        state: status.state,
+        headBlock: status.head,
+        primaryHead: status.primaryHead,
+        lagBlocks: Math.max(0, status.primaryHead - status.head),
+        blocksPerSecond: status.rate,
+        lastVerifiedHash: status.lastHash,
+        readers: options.readers,
+        batchBlocks: options.batchBlocks,
+        hintErrors: status.hintErrors,
+        hintsRejected: status.hintsRejected,
+        cacheMisses: status.misses,
+        divergence: status.divergence
+      })
+    )
+
+    const server = yield* serveGrpc({
+      port: options.grpcPort,
+      ...(options.grpcHost === undefined ? {} : { host: options.grpcHost }),
+      services: [
+        grpcService(BackupService, {
+          status: () => statusResponse,
+          watchReplay: (request) =>
+            Stream.unwrapScoped(
+              Effect.gen(function* () {
+                const live = yield* PubSub.subscribe(replayed)
+                const from = Number(request.fromBlock)
+                const past = from === 0 ? [] : recent.filter((r) => r.number >= from)
+                const last = past.length === 0 ? 0 : past[past.length - 1]!.number
+                return Stream.concat(
+                  Stream.fromIterable(past),
+                  Stream.fromQueue(live).pipe(Stream.filter((r) => r.number > last))
+                )
+              })
+            )
+        })
+      ]
+    }).pipe(Effect.mapError(backupError("serving gRPC")))
+
+    yield* spawn(
+      defineActor({
+        role: BACKUP_ROLE,
+        description: `Ira backup of ${options.chain}: hint-based replay, reef.v1.Backup on ${server.address}`,
+        initialState: Effect.void,
+        handlers: []
+      }),
+      options.id
+    ).pipe(Effect.mapError(backupError("starting the actor")))
+
+    return { grpcAddress: server.address, status: statusResponse }
+  })
+
+/** `ira.backup.block`, linked to the primary's block span when the block carried its context. */
+const recordBlockSpan = (record: BlockReplay, traceparent: string | undefined) =>
+  Effect.gen(function* () {
+    const tracer = yield* Effect.tracer
+    const endNs = msToNs(performance.timeOrigin + record.finishedAt)
+    const startNs = endNs - msToNs(record.execMs + record.waitMs)
+    const links: Array<Tracer.SpanLink> = Option.match(parentSpanFromTraceparent(traceparent), {
+      onNone: () => [],
+      onSome: (span) => [{ _tag: "SpanLink", span, attributes: { "ira.link": "primary block" } }]
+    })
+    const span = tracer.span("ira.backup.block", Option.none(), Context.empty(), links, startNs, "consumer")
+    span.attribute("ira.block", record.number)
+    span.attribute("ira.wait_ms", record.waitMs)
+    span.attribute("ira.exec_ms", record.execMs)
+    span.attribute("ira.hinted_keys", record.hintedKeys)
+    span.attribute("ira.cache_hits", record.hits)
+    span.attribute("ira.cache_misses", record.misses)
+    span.attribute("ira.hint_rejected", record.hintRejected)
+    if (record.hintError !== undefined) span.attribute("ira.hint_error", record.hintError)
+    span.end(endNs, Exit.void)
+  })
+
+/**
+ * `ira.backup.batch` from its prefetch's start to its last block's end, with children `ira.prefetch` (keys
+ * by source, bytes read), `ira.wait` (the executor stalled on it) and `ira.execute` (its blocks).
+ */
+const recordBatchSpan = (batch: BatchReplay, executeStart: number, executeEnd: number, misses: number) =>
+  Effect.gen(function* () {
+    const tracer = yield* Effect.tracer
+    const ns = (ms: number) => msToNs(performance.timeOrigin + ms)
+    const span = tracer.span(
+      "ira.backup.batch",
+      Option.none(),
+      Context.empty(),
+      [],
+      ns(batch.prefetchStart),
+      "internal"
+    )
+    span.attribute("ira.batch", batch.batch)
+    span.attribute("ira.first_block", batch.firstBlock)
+    span.attribute("ira.last_block", batch.lastBlock)
+    const child = (name: string, start: number, end: number, attributes: Record<string, unknown>) => {
+      const c = tracer.span(name, Option.some(span), Context.empty(), [], ns(start), "internal")
+      for (const [key, value] of Object.entries(attributes)) c.attribute(key, value)
+      c.end(ns(Math.max(start, end)), Exit.void)
+    }
+    child("ira.prefetch", batch.prefetchStart, batch.prefetchEnd, {
+      "ira.keys.plain": batch.plan.plain,
+      "ira.keys.zero": batch.plan.zero,
+      "ira.keys.changeset": batch.plan.changeset,
+      "ira.code_entries": batch.codeEntries,
+      "ira.bytes_read": batch.stats.bytesRead,
+      "ira.slowest_reader_ms": batch.slowestReaderMs
+    })
+    child("ira.wait", Math.min(batch.prefetchEnd, executeStart), executeStart, {})
+    child("ira.execute", executeStart, executeEnd, {
+      "ira.blocks": batch.lastBlock - batch.firstBlock + 1,
+      "ira.cache_misses": misses
+    })
+    span.end(ns(executeEnd), Exit.void)
+  })
