@@ -10,9 +10,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { findBinary } from "@reef/devkit"
 import type { EtcdCluster } from "./etcd.js"
 import type { LoadResult } from "./load.js"
-import { findBinary, machineBusyCpuSeconds, runMeasured } from "./proc.js"
+import { machineBusyCpuSeconds, runMeasured } from "./proc.js"
 
 /** bench/go, from bench/src/peers (tsx, vitest) or bench/dist/peers (compiled). */
 export const benchGoDir = (): string => resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "go")

@@ -23,7 +23,8 @@ import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { findBinary, freePorts, killOnExit, procCpuSeconds, waitExit } from "./proc.js"
+import { findBinary, killOnExit } from "@reef/devkit"
+import { freePorts, procCpuSeconds, waitExit } from "./proc.js"
 
 export interface EtcdClusterOptions {
   readonly n: number

@@ -1,13 +1,12 @@
 /**
- * Small process helpers shared by the peer fixtures (etcd, Redis): free loopback ports, running a
- * command to completion while measuring its CPU, waiting for a child to exit, and reading a live
- * process' CPU seconds from /proc. Plain async TS on node: APIs: the peers are external programs,
- * so nothing here needs Effect.
+ * Small process helpers of the peer fixtures (etcd, Redis): free loopback ports, running a command to
+ * completion while measuring its CPU, waiting for a child to exit, and reading a live process' CPU
+ * seconds from /proc (finding binaries and killing children on exit: @reef/devkit). Plain async TS on
+ * node: APIs: the peers are external programs, so nothing here needs Effect.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
-import { delimiter, join } from "node:path"
 
 /**
  * `count` distinct free TCP ports on 127.0.0.1, found by binding port 0. All listeners are held open
@@ -35,39 +34,6 @@ export const freePorts = async (count: number): Promise<number[]> => {
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))))
   }
-}
-
-/** First existing file among `$envVar` (if given), the given absolute paths and `name` on PATH. */
-export const findBinary = (
-  name: string,
-  envVar: string | undefined,
-  paths: ReadonlyArray<string> = []
-): string | undefined => {
-  const candidates = [
-    envVar === undefined ? undefined : process.env[envVar],
-    ...paths,
-    ...(process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, name))
-  ]
-  return candidates.find((c): c is string => c !== undefined && c !== "" && existsSync(c))
-}
-
-const owned = new Set<ChildProcess>()
-let exitHookInstalled = false
-
-/**
- * Kills `child` with SIGKILL if this Node process exits first, so a crashed bench or test run
- * leaves no etcd / Redis behind (an `exit` handler may only do synchronous work, and kill is).
- */
-export const killOnExit = (child: ChildProcess): ChildProcess => {
-  owned.add(child)
-  child.once("exit", () => owned.delete(child))
-  if (!exitHookInstalled) {
-    exitHookInstalled = true
-    process.once("exit", () => {
-      for (const c of owned) c.kill("SIGKILL")
-    })
-  }
-  return child
 }
 
 /** Resolves when the child has exited (immediately if it already has). */

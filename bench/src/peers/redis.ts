@@ -7,91 +7,34 @@
  * used; an older one (no percentile columns) yields NaN for them. It gives no per-interval
  * timeline, so `timeline100ms` is empty.
  */
-import { spawn } from "node:child_process"
-import { createConnection } from "node:net"
+import { findBinary, startRedisServer } from "@reef/devkit"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import type { LoadResult } from "./load.js"
-import {
-  findBinary,
-  freePorts,
-  killOnExit,
-  machineBusyCpuSeconds,
-  procCpuSeconds,
-  runMeasured,
-  waitExit
-} from "./proc.js"
+import { machineBusyCpuSeconds, procCpuSeconds, runMeasured } from "./proc.js"
 
 export interface RedisServer {
   readonly port: number
   readonly pid: number
   /** user+sys CPU seconds of redis-server so far (from /proc). */
   cpuSeconds(): number
-  /** SIGKILL (nothing to flush: no persistence). Idempotent. */
+  /** Stops it (nothing to flush: no persistence). Idempotent. */
   stop(): Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Sends PING, resolves whether +PONG came back. */
-const ping = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = createConnection({ host: "127.0.0.1", port })
-    let reply = ""
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(1000, () => done(false))
-    socket.on("error", () => done(false))
-    socket.on("connect", () => socket.write("PING\r\n"))
-    socket.on("data", (chunk) => {
-      reply += chunk.toString()
-      if (reply.includes("\r\n")) done(reply.startsWith("+PONG"))
-    })
+/**
+ * Starts redis-server through @reef/devkit's fixture (the one AirDB's tests use too); `stop` closes its scope
+ * (SIGTERM, then SIGKILL: nothing to flush without persistence).
+ */
+export const startRedis = async (options: { readonly port?: number } = {}): Promise<RedisServer> => {
+  const scope = Effect.runSync(Scope.make())
+  const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  const server = await Effect.runPromise(Scope.extend(startRedisServer(options), scope)).catch(async (error) => {
+    await stop()
+    throw error
   })
-
-export const startRedis = async (
-  options: { readonly port?: number; readonly startTimeoutMs?: number } = {}
-): Promise<RedisServer> => {
-  const binary = findBinary("redis-server", "REDIS_SERVER_BIN", ["/usr/bin/redis-server"])
-  if (binary === undefined) throw new Error("redis-server not found: apt-get install -y redis-server")
-  const port = options.port ?? (await freePorts(1))[0]!
-  const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--daemonize",
-    "no",
-    "--logfile",
-    "",
-    "--loglevel",
-    "warning"
-  ]
-  const child = killOnExit(spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] }))
-  let log = ""
-  child.stderr?.on("data", (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-16_384)
-  })
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    await waitExit(child)
-  }
-  const timeoutMs = options.startTimeoutMs ?? 10_000
-  const deadline = Date.now() + timeoutMs
-  while (!(await ping(port))) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      await stop()
-      throw new Error(`redis-server not ready on port ${port} after ${timeoutMs} ms:\n${log}`)
-    }
-    await sleep(50)
-  }
-  const pid = child.pid ?? 0
-  const server: RedisServer = { port, pid, cpuSeconds: () => procCpuSeconds(pid) ?? Number.NaN, stop }
-  return server
+  return { port: server.port, pid: server.pid, cpuSeconds: () => procCpuSeconds(server.pid) ?? Number.NaN, stop }
 }
 
 export interface RedisLoadOptions {

@@ -1,8 +1,10 @@
 /**
- * @reef/devkit: what the tools around Reef share (the CLI, benchmarks, cross-package tests): how to start a
- * `reef` process as a child (its argv, its allocator, its ready line, stopping it), below all of them so none
- * of them imports another.
+ * @reef/devkit: what the tools around Reef share (the CLI, benchmarks, tests of several packages): how to start
+ * a `reef` process as a child (its argv, its allocator, its ready line, stopping it) and a server a test or a
+ * benchmark needs (redis-server, Azurite, a peer), below all of them so none of them imports another.
  */
+
+export { findRedisServerBinary, REDIS_INSTALL_HINT, startRedisServer } from "./redis-server.js"
 export {
   type ChildOptions,
   ChildStartError,
@@ -11,3 +13,11 @@ export {
   stopTogetherOnClose
 } from "./reef-child.js"
 export { allocatorEnv, JEMALLOC_CONF, JEMALLOC_PATHS, REEF_NODE_FLAGS, reefArgv, repoRoot } from "./reef-command.js"
+export {
+  findBinary,
+  killOnExit,
+  type ServerProcess,
+  ServerProcessError,
+  type ServerSpec,
+  startServerProcess
+} from "./server-process.js"

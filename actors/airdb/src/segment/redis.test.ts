@@ -1,5 +1,5 @@
+import { startRedisServer } from "@reef/devkit"
 import * as Effect from "effect/Effect"
-import { startRedisServer } from "../testing/redis-server.js"
 import { signalProcess } from "../testing/signal.js"
 import { segmentConformance } from "./conformance.js"
 import { redisSegmentStore } from "./redis.js"

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { startServerProcess } from "@reef/devkit"
 import * as Effect from "effect/Effect"
-import { startServerProcess } from "./server-process.js"
 
 const azuriteBlobMain = (): string => createRequire(import.meta.url).resolve("azurite/dist/src/blob/main.js")
 

@@ -1,9 +1,11 @@
 /**
- * A storage server child process owned by a scope (redis-server, Azurite): started on a free loopback
- * port, ready once a line it prints says so, stopped when the scope closes, and killed if this process
- * exits first (so a crashed test run leaves nothing behind).
+ * A server child process owned by a scope (redis-server, Azurite, a peer a benchmark compares against):
+ * started on a free loopback port, ready once a line it prints says so, stopped when the scope closes, and
+ * killed if this process exits first (so a crashed test or benchmark run leaves nothing behind).
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { delimiter, join } from "node:path"
 import { freePort } from "@reef/kernel"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -21,9 +23,26 @@ export interface ServerProcess {
   readonly kill: Effect.Effect<void>
 }
 
+/** First existing file among `$envVar` (if given), the given absolute paths and `name` on PATH. */
+export const findBinary = (
+  name: string,
+  envVar: string | undefined,
+  paths: ReadonlyArray<string> = []
+): string | undefined =>
+  [
+    envVar === undefined ? undefined : process.env[envVar],
+    ...paths,
+    ...(process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, name))
+  ].find((c): c is string => c !== undefined && c !== "" && existsSync(c))
+
 const owned = new Set<ChildProcess>()
 let exitHook = false
-const killOnExit = (child: ChildProcess) => {
+
+/**
+ * Kills `child` with SIGKILL if this Node process exits first (an `exit` handler may only do synchronous work,
+ * and kill is), so a crashed run leaves no server behind.
+ */
+export const killOnExit = (child: ChildProcess): ChildProcess => {
   owned.add(child)
   child.once("exit", () => owned.delete(child))
   if (!exitHook) {
@@ -32,6 +51,7 @@ const killOnExit = (child: ChildProcess) => {
       for (const c of owned) c.kill("SIGKILL")
     })
   }
+  return child
 }
 
 const stop = (child: ChildProcess, signal: NodeJS.Signals) =>

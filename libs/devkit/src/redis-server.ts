@@ -1,18 +1,13 @@
 /** A throw-away `redis-server` (Debian's, installed by scripts/bootstrap.sh) for tests and benchmarks. */
-import { existsSync } from "node:fs"
-import { delimiter, join } from "node:path"
 import * as Effect from "effect/Effect"
-import { ServerProcessError, startServerProcess } from "./server-process.js"
+import { findBinary, ServerProcessError, startServerProcess } from "./server-process.js"
 
 export const REDIS_INSTALL_HINT =
   "redis-server not found: run `bash scripts/bootstrap.sh` (apt-get install -y redis-server)"
 
+/** `$REDIS_SERVER_BIN`, Debian's path, or `redis-server` on PATH. */
 export const findRedisServerBinary = (): string | undefined =>
-  [
-    process.env.REDIS_SERVER_BIN,
-    "/usr/bin/redis-server",
-    ...(process.env.PATH ?? "").split(delimiter).map((d) => join(d, "redis-server"))
-  ].find((c): c is string => c !== undefined && c !== "" && existsSync(c))
+  findBinary("redis-server", "REDIS_SERVER_BIN", ["/usr/bin/redis-server"])
 
 /** No persistence: the log lives as long as the server (tests), or the benchmark run. */
 export const startRedisServer = (options: { readonly port?: number } = {}) =>
