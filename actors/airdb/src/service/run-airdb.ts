@@ -1,0 +1,60 @@
+/**
+ * The `airdb` role: one AirDB client process serving reef.v1.AirDB over gRPC for programs that do not embed
+ * the library. It is a client of the shared log like any other (serverless SMR): kill it and nothing is lost,
+ * start another anywhere. With `mode: "slsmr"` the same process is the SLSMR baseline's server instead: it
+ * downloads the whole state into memory at start (every snapshot block) and serves from there.
+ */
+import { randomBytes } from "node:crypto"
+import { serveGrpc } from "@reef/grpc"
+import { defineActor, type Kernel, spawn } from "@reef/kernel"
+import { protoRoot } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { type AirDbClient, openClient } from "../client/client.js"
+import type { Isolation } from "../core/types.js"
+import { airDbGrpcService } from "./airdb-service.js"
+import { openSegmentStore, type StorageOptions } from "./storage.js"
+
+export interface RunAirDbOptions {
+  readonly id: string
+  /** The store's name (its segments' prefix). */
+  readonly store: string
+  readonly storage: StorageOptions
+  readonly grpcPort: number
+  readonly grpcHost?: string
+  readonly isolation?: Isolation
+  /** "airdb" (default): a serverless client with a bounded cache; "slsmr": a full-state server. */
+  readonly mode?: "airdb" | "slsmr"
+  readonly cacheBytes?: number
+}
+
+export interface AirDbHandle {
+  readonly grpcAddress: string
+  readonly client: AirDbClient
+  readonly coldStartMs: number
+}
+
+/** Presence only: the role shows in `reef status`; its work is the gRPC service. */
+const airdbActor = (role: string) =>
+  defineActor<undefined>({ role, description: `AirDB ${role}`, initialState: Effect.succeed(undefined), handlers: [] })
+
+export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, unknown, Kernel | Scope.Scope> =>
+  Effect.gen(function* () {
+    const store = yield* openSegmentStore(options.storage)
+    const client = yield* openClient(store, {
+      store: options.store,
+      // A restarted process is a new incarnation: its writer id is never reused.
+      clientId: `${options.id}-${randomBytes(4).toString("hex")}`,
+      ...(options.isolation === undefined ? {} : { isolation: options.isolation }),
+      ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
+      eager: options.mode === "slsmr"
+    })
+    const server = yield* serveGrpc({
+      port: options.grpcPort,
+      ...(options.grpcHost === undefined ? {} : { host: options.grpcHost }),
+      services: [airDbGrpcService(client)],
+      reflection: { includeDirs: [protoRoot], protoFiles: ["reef/v1/airdb.proto"] }
+    })
+    yield* spawn(airdbActor(options.mode === "slsmr" ? "slsmr" : "airdb"), options.id)
+    return { grpcAddress: server.address, client, coldStartMs: client.stats().coldStartMs }
+  })

@@ -1,0 +1,56 @@
+/** Opening the segment store a role or a benchmark names: a backend and where it is. */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { azureSegmentStore } from "../segment/azure.js"
+import { jetStreamSegmentStore } from "../segment/jetstream.js"
+import { MemorySegments, makeMemorySegmentStore } from "../segment/memory.js"
+import { redisSegmentStore } from "../segment/redis.js"
+import type { SegmentStoreShape, SegmentUnavailable } from "../segment/segment.js"
+
+export const BACKENDS = ["jetstream", "redis", "azure", "memory"] as const
+export type Backend = (typeof BACKENDS)[number]
+
+export interface StorageOptions {
+  readonly backend: Backend
+  /** JetStream: the NATS server. */
+  readonly natsUrl?: string
+  /** Redis: host and port. */
+  readonly redisHost?: string
+  readonly redisPort?: number
+  /** Azure: a connection string (Azurite's for tests) and the container. */
+  readonly azureConnectionString?: string
+  readonly azureContainer?: string
+  /** Deadline of one storage call. */
+  readonly timeoutMs?: number
+}
+
+export class StorageConfigError extends Error {}
+
+export const openSegmentStore = (
+  o: StorageOptions
+): Effect.Effect<SegmentStoreShape, SegmentUnavailable | StorageConfigError, Scope.Scope> => {
+  const timeout = o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }
+  switch (o.backend) {
+    case "jetstream":
+      if (o.natsUrl === undefined) return Effect.fail(new StorageConfigError("jetstream needs a NATS url"))
+      return jetStreamSegmentStore({ servers: o.natsUrl, ...timeout })
+    case "redis":
+      if (o.redisPort === undefined) return Effect.fail(new StorageConfigError("redis needs a port"))
+      return redisSegmentStore({
+        port: o.redisPort,
+        ...(o.redisHost === undefined ? {} : { host: o.redisHost }),
+        ...timeout
+      })
+    case "azure":
+      if (o.azureConnectionString === undefined) {
+        return Effect.fail(new StorageConfigError("azure needs a connection string"))
+      }
+      return azureSegmentStore({
+        connectionString: o.azureConnectionString,
+        ...(o.azureContainer === undefined ? {} : { container: o.azureContainer }),
+        ...timeout
+      })
+    case "memory":
+      return Effect.sync(() => makeMemorySegmentStore(new MemorySegments()))
+  }
+}
