@@ -1,5 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DEFAULT_OTLP_TRACES_URL, parseResourceAttributes, resolveObservabilityConfig } from "./config.js"
+import {
+  DEFAULT_OTLP_METRICS_URL,
+  DEFAULT_OTLP_TRACES_URL,
+  parseResourceAttributes,
+  resolveObservabilityConfig
+} from "./config.js"
 
 const actor = { role: "gateway", id: "gw-1", version: "1.2.3" }
 
@@ -61,7 +66,40 @@ describe("resolveObservabilityConfig", () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: "grpc"
     })
     expect(config.exporters).toEqual([])
-    expect(config.warnings).toHaveLength(3)
+    // zipkin, the traces URL, grpc; then the metrics URL.
+    expect(config.warnings).toHaveLength(4)
+  })
+
+  it("exports metrics over OTLP with the same endpoint rules, every 60 s unless told", () => {
+    expect(resolveObservabilityConfig(actor, {}).metrics.otlp).toBeUndefined()
+    expect(resolveObservabilityConfig(actor, { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }).metrics.otlp).toEqual({
+      url: "http://c:4318/v1/metrics",
+      protocol: "http/json",
+      intervalMs: 60_000
+    })
+    expect(
+      resolveObservabilityConfig(actor, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://m:9000/in",
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/protobuf",
+        OTEL_METRIC_EXPORT_INTERVAL: "5000"
+      }).metrics.otlp
+    ).toEqual({ url: "http://m:9000/in", protocol: "http/protobuf", intervalMs: 5000 })
+    expect(resolveObservabilityConfig(actor, { OTEL_METRICS_EXPORTER: "otlp" }).metrics.otlp?.url).toBe(
+      DEFAULT_OTLP_METRICS_URL
+    )
+    const off = resolveObservabilityConfig(actor, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+      OTEL_METRICS_EXPORTER: "none"
+    })
+    expect(off.metrics.otlp).toBeUndefined()
+    expect(off.exporters).toHaveLength(1)
+    const badInterval = resolveObservabilityConfig(actor, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+      OTEL_METRIC_EXPORT_INTERVAL: "soon"
+    })
+    expect(badInterval.metrics.otlp?.intervalMs).toBe(60_000)
+    expect(badInterval.warnings[0]).toContain("OTEL_METRIC_EXPORT_INTERVAL")
   })
 
   it("treats empty values as unset", () => {

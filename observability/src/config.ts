@@ -11,6 +11,10 @@
  *   - Resource: service name `OTEL_SERVICE_NAME`, else `service.name` from `OTEL_RESOURCE_ATTRIBUTES`, else
  *     `reef-<role>`; the actor's identity (`service.instance.id`, `reef.actor.id`, `reef.role`) always comes
  *     from the code; other `OTEL_RESOURCE_ATTRIBUTES` entries are kept.
+ * Metrics (`metrics`): the same rules with `OTEL_METRICS_EXPORTER` (`otlp` or `none`; `prometheus` is always on
+ * as the process's own `/metrics` endpoint, so it adds nothing here), `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` or
+ * the generic endpoint + `/v1/metrics`, `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` (`http/json` by default, or
+ * `http/protobuf`) and `OTEL_METRIC_EXPORT_INTERVAL` (ms, 60000 by default, as the spec says).
  * Variables the SDK itself reads from `process.env` (OTEL_BSP_*, OTEL_TRACES_SAMPLER*, OTEL_EXPORTER_OTLP_HEADERS,
  * _TIMEOUT, _COMPRESSION, certificates) are left to it. Bad values never fail the actor: they become warnings.
  */
@@ -31,6 +35,21 @@ export const DEFAULT_OTLP_TRACES_URL = "http://localhost:4318/v1/traces"
 
 export type TraceExporterConfig = { readonly _tag: "Otlp"; readonly url: string } | { readonly _tag: "Console" }
 
+/** The OTLP/HTTP path for metrics, appended to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+export const OTLP_METRICS_PATH = "v1/metrics"
+/** Spec default used only when `OTEL_METRICS_EXPORTER=otlp` is explicit and no endpoint is set. */
+export const DEFAULT_OTLP_METRICS_URL = "http://localhost:4318/v1/metrics"
+/** `OTEL_METRIC_EXPORT_INTERVAL`'s default in the spec. */
+export const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000
+
+export interface MetricsExportConfig {
+  /** Where OTLP metrics go; undefined: no OTLP metrics (the `/metrics` endpoint is separate and always on). */
+  readonly otlp?:
+    | { readonly url: string; readonly protocol: "http/json" | "http/protobuf"; readonly intervalMs: number }
+    | undefined
+  readonly disabledReason?: string | undefined
+}
+
 export interface ResourceConfig {
   readonly serviceName: string
   readonly serviceVersion?: string | undefined
@@ -44,6 +63,8 @@ export interface ObservabilityConfig {
   /** Why `exporters` is empty, for a startup log line. */
   readonly disabledReason?: string | undefined
   readonly resource: ResourceConfig
+  /** OTLP metrics export. */
+  readonly metrics: MetricsExportConfig
   /** Problems found in the environment; the layer logs them. */
   readonly warnings: ReadonlyArray<string>
 }
@@ -65,7 +86,14 @@ const read = (env: Env, name: string): string | undefined => {
 export const resolveObservabilityConfig = (identity: ActorIdentity, env: Env): ObservabilityConfig => {
   const warnings: Array<string> = []
   const resource = resolveResource(identity, env, warnings)
-  const off = (disabledReason: string): ObservabilityConfig => ({ exporters: [], disabledReason, resource, warnings })
+  const metrics = resolveMetrics(env, warnings)
+  const off = (disabledReason: string): ObservabilityConfig => ({
+    exporters: [],
+    disabledReason,
+    resource,
+    metrics,
+    warnings
+  })
 
   if (read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return off("OTEL_SDK_DISABLED=true")
 
@@ -95,7 +123,50 @@ export const resolveObservabilityConfig = (identity: ActorIdentity, env: Env): O
   if (exporters.length === 0) {
     return off(missingEndpoint ? "no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "no exporter")
   }
-  return { exporters, resource, warnings }
+  return { exporters, resource, metrics, warnings }
+}
+
+const resolveMetrics = (env: Env, warnings: Array<string>): MetricsExportConfig => {
+  if (read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return { disabledReason: "OTEL_SDK_DISABLED=true" }
+  const selection = read(env, "OTEL_METRICS_EXPORTER")
+  const names = new Set(
+    (selection ?? "otlp")
+      .toLowerCase()
+      .split(",")
+      .map((name) => name.trim())
+  )
+  for (const name of names) {
+    if (!["otlp", "none", "prometheus", ""].includes(name)) {
+      warnings.push(`OTEL_METRICS_EXPORTER: exporter "${name}" is not supported (use otlp or none); ignored`)
+    }
+  }
+  if (names.has("none") || !names.has("otlp")) return { disabledReason: `OTEL_METRICS_EXPORTER=${selection}` }
+  const url = resolveEndpoint(env, "METRICS", OTLP_METRICS_PATH, warnings)
+  const given = read(env, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") ?? read(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+  const chosen = url ?? (selection !== undefined && given === undefined ? DEFAULT_OTLP_METRICS_URL : undefined)
+  if (chosen === undefined)
+    return { disabledReason: "no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" }
+  const protocol = read(env, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") ?? read(env, "OTEL_EXPORTER_OTLP_PROTOCOL")
+  if (protocol !== undefined && protocol !== "http/json" && protocol !== "http/protobuf") {
+    warnings.push(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported for metrics; sent as OTLP/HTTP JSON`)
+  }
+  const rawInterval = read(env, "OTEL_METRIC_EXPORT_INTERVAL")
+  const interval = rawInterval === undefined ? DEFAULT_METRIC_EXPORT_INTERVAL_MS : Number(rawInterval)
+  const intervalMs = Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_METRIC_EXPORT_INTERVAL_MS
+  if (intervalMs !== interval) {
+    warnings.push(`OTEL_METRIC_EXPORT_INTERVAL=${rawInterval} is not a positive number of ms; using ${intervalMs}`)
+  }
+  return { otlp: { url: chosen, protocol: protocol === "http/protobuf" ? "http/protobuf" : "http/json", intervalMs } }
+}
+
+/** `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT` as is, else the generic endpoint plus the signal's path. */
+const resolveEndpoint = (env: Env, signal: string, path: string, warnings: Array<string>): string | undefined => {
+  const specific = read(env, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`)
+  if (specific !== undefined) return validUrl(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`, specific, warnings)
+  const endpoint = read(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+  if (endpoint === undefined) return undefined
+  const base = endpoint.endsWith("/") ? endpoint : `${endpoint}/`
+  return validUrl("OTEL_EXPORTER_OTLP_ENDPOINT", `${base}${path}`, warnings)
 }
 
 const resolveOtlpUrl = (env: Env, explicit: boolean, warnings: Array<string>): string | undefined => {
@@ -103,14 +174,10 @@ const resolveOtlpUrl = (env: Env, explicit: boolean, warnings: Array<string>): s
   if (protocol !== undefined && protocol !== "http/json") {
     warnings.push(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported; traces are sent as OTLP/HTTP JSON`)
   }
-  const tracesEndpoint = read(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-  if (tracesEndpoint !== undefined) return validUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint, warnings)
-  const endpoint = read(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
-  if (endpoint !== undefined) {
-    const base = endpoint.endsWith("/") ? endpoint : `${endpoint}/`
-    return validUrl("OTEL_EXPORTER_OTLP_ENDPOINT", `${base}${OTLP_TRACES_PATH}`, warnings)
-  }
-  return explicit ? DEFAULT_OTLP_TRACES_URL : undefined
+  const url = resolveEndpoint(env, "TRACES", OTLP_TRACES_PATH, warnings)
+  if (url !== undefined) return url
+  const given = read(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? read(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+  return explicit && given === undefined ? DEFAULT_OTLP_TRACES_URL : undefined
 }
 
 const validUrl = (name: string, url: string, warnings: Array<string>): string | undefined => {

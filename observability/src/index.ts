@@ -1,5 +1,5 @@
 /**
- * @reef/observability: OpenTelemetry tracing for Reef actors.
+ * @reef/observability: OpenTelemetry tracing and metrics export for Reef actors.
  *
  * Actors trace with plain Effect APIs (`Effect.withSpan`, `Tracer.externalSpan`); this package provides the
  * Layers that make those spans real OTel spans (`ObservabilityLive`, `ObservabilityTest`), W3C `traceparent`
@@ -25,8 +25,11 @@ export {
   ATTR_SERVICE_INSTANCE_ID,
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,
+  DEFAULT_METRIC_EXPORT_INTERVAL_MS,
+  DEFAULT_OTLP_METRICS_URL,
   DEFAULT_OTLP_TRACES_URL,
   type Env,
+  type MetricsExportConfig,
   type ObservabilityConfig,
   parseResourceAttributes,
   type ResourceConfig,
@@ -49,11 +52,22 @@ export {
   withMessagingSpan
 } from "./messaging.js"
 export {
+  type MetricsServer,
+  MetricsServerError,
+  type MetricsServerOptions,
+  metricsPage,
+  PROMETHEUS_CONTENT_TYPE,
+  prometheusText,
+  serveMetrics
+} from "./metrics.js"
+export {
   type AttributeValue,
   decodeExportRequest,
+  decodeMetricsExportRequest,
   type OtlpReceiver,
   OtlpReceiverError,
   type OtlpReceiverOptions,
+  type ReceivedMetricPoint,
   type ReceivedSpan,
   type ReceivedSpanKind,
   startOtlpReceiver

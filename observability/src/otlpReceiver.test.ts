@@ -73,7 +73,7 @@ describe("startOtlpReceiver", () => {
       const protobuf = yield* post(receiver.tracesUrl, "\x0a\x00", { "Content-Type": "application/x-protobuf" })
       expect(protobuf.status).toBe(415)
       expect(protobuf.body).toContain("application/json")
-      expect((yield* post(`${receiver.url}/v1/metrics`, "{}", { "Content-Type": "application/json" })).status).toBe(404)
+      expect((yield* post(`${receiver.url}/v1/logs`, "{}", { "Content-Type": "application/json" })).status).toBe(404)
       expect((yield* post(receiver.tracesUrl, "{nope", { "Content-Type": "application/json" })).status).toBe(400)
       expect(yield* receiver.requests).toBe(0)
     })

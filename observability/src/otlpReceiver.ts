@@ -1,11 +1,13 @@
 /**
- * A minimal OTLP/HTTP trace receiver for tests: proves that spans really leave a process over the wire.
+ * A minimal OTLP/HTTP trace and metrics receiver for tests: proves that spans and metrics really leave a
+ * process over the wire.
  *
  * `node:http` on 127.0.0.1, random port. Accepts `POST /v1/traces` in the OTLP/HTTP JSON encoding (what
  * `@opentelemetry/exporter-trace-otlp-http` sends: hex ids, string or number ints; base64 ids as written by
  * protobuf-JSON encoders are accepted too and normalised to lowercase hex), optionally gzip-compressed.
+ * `POST /v1/metrics` takes OTLP/HTTP JSON metrics and records each data point with its metric's name.
  * Protobuf bodies get 415 with an explanation. Point an exporter at it with
- * `OTEL_EXPORTER_OTLP_ENDPOINT=<url>` (the exporter appends `/v1/traces`).
+ * `OTEL_EXPORTER_OTLP_ENDPOINT=<url>` (exporters append `/v1/traces` and `/v1/metrics`).
  */
 import * as http from "node:http"
 import * as zlib from "node:zlib"
@@ -40,6 +42,17 @@ export interface ReceivedSpan {
   readonly links: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
 }
 
+/** One data point of an exported metric. */
+export interface ReceivedMetricPoint {
+  readonly name: string
+  /** `sum`, `gauge`, `histogram`, `exponentialHistogram` or `summary`. */
+  readonly kind: string
+  readonly serviceName: string | undefined
+  readonly attributes: Readonly<Record<string, AttributeValue>>
+  /** A sum's or gauge's value; a histogram's or summary's count. */
+  readonly value: number
+}
+
 export interface OtlpReceiver {
   /** Base URL, e.g. `http://127.0.0.1:43123`: the value for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly url: string
@@ -47,6 +60,14 @@ export interface OtlpReceiver {
   readonly tracesUrl: string
   /** Spans received so far, in arrival order. */
   readonly spans: Effect.Effect<ReadonlyArray<ReceivedSpan>>
+  /** Full metrics URL: the value for `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`. */
+  readonly metricsUrl: string
+  /** Metric data points received so far, in arrival order. */
+  readonly metrics: Effect.Effect<ReadonlyArray<ReceivedMetricPoint>>
+  /** Waits until the data points received so far satisfy `predicate` (no timeout of its own). */
+  readonly waitForMetrics: (
+    predicate: (points: ReadonlyArray<ReceivedMetricPoint>) => boolean
+  ) => Effect.Effect<ReadonlyArray<ReceivedMetricPoint>>
   /** Number of export requests answered 200 so far. */
   readonly requests: Effect.Effect<number>
   /**
@@ -69,6 +90,7 @@ export interface OtlpReceiverOptions {
 }
 
 export const OTLP_TRACES_PATH = "/v1/traces"
+export const OTLP_METRICS_PATH = "/v1/metrics"
 const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -96,6 +118,62 @@ const ExportTraceServiceRequest = Schema.Struct({
   )
 })
 const decodeRequest = Schema.decodeUnknownEither(Schema.parseJson(ExportTraceServiceRequest))
+
+const NumberLike = Schema.Union(Schema.Number, Schema.String)
+const DataPoint = Schema.Struct({
+  attributes: Schema.optional(Schema.Array(KeyValue)),
+  asInt: Schema.optional(NumberLike),
+  asDouble: Schema.optional(NumberLike),
+  count: Schema.optional(NumberLike)
+})
+const DataPoints = Schema.optional(Schema.Struct({ dataPoints: Schema.optional(Schema.Array(DataPoint)) }))
+const OtlpMetric = Schema.Struct({
+  name: Schema.String,
+  sum: DataPoints,
+  gauge: DataPoints,
+  histogram: DataPoints,
+  exponentialHistogram: DataPoints,
+  summary: DataPoints
+})
+const ExportMetricsServiceRequest = Schema.Struct({
+  resourceMetrics: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        resource: Schema.optional(Schema.Struct({ attributes: Schema.optional(Schema.Array(KeyValue)) })),
+        scopeMetrics: Schema.optional(
+          Schema.Array(Schema.Struct({ metrics: Schema.optional(Schema.Array(OtlpMetric)) }))
+        )
+      })
+    )
+  )
+})
+const decodeMetricsRequest = Schema.decodeUnknownEither(Schema.parseJson(ExportMetricsServiceRequest))
+const METRIC_KINDS = ["sum", "gauge", "histogram", "exponentialHistogram", "summary"] as const
+
+/** Decodes one OTLP/HTTP JSON metrics export request body into data points, or explains why it cannot. */
+export const decodeMetricsExportRequest = (body: string): Either.Either<ReadonlyArray<ReceivedMetricPoint>, string> =>
+  Either.map(Either.mapLeft(decodeMetricsRequest(body), ParseResult.TreeFormatter.formatErrorSync), (request) => {
+    const points: Array<ReceivedMetricPoint> = []
+    for (const resourceMetrics of request.resourceMetrics ?? []) {
+      const serviceName = decodeAttributes(resourceMetrics.resource?.attributes)["service.name"]
+      for (const scopeMetrics of resourceMetrics.scopeMetrics ?? []) {
+        for (const metric of scopeMetrics.metrics ?? []) {
+          for (const kind of METRIC_KINDS) {
+            for (const point of metric[kind]?.dataPoints ?? []) {
+              points.push({
+                name: metric.name,
+                kind,
+                serviceName: serviceName === undefined ? undefined : String(serviceName),
+                attributes: decodeAttributes(point.attributes),
+                value: Number(point.asInt ?? point.asDouble ?? point.count ?? Number.NaN)
+              })
+            }
+          }
+        }
+      }
+    }
+    return points
+  })
 
 const KINDS: ReadonlyArray<ReceivedSpanKind> = ["unspecified", "internal", "server", "client", "producer", "consumer"]
 
@@ -213,7 +291,9 @@ const PROTOBUF_TYPES = new Set(["application/x-protobuf", "application/protobuf"
 /** Headers-only checks, before reading the body. */
 const checkRequest = (request: http.IncomingMessage): Reply | undefined => {
   const path = (request.url ?? "").split("?")[0]
-  if (path !== OTLP_TRACES_PATH) return reply(404, `only ${OTLP_TRACES_PATH} is served`)
+  if (path !== OTLP_TRACES_PATH && path !== OTLP_METRICS_PATH) {
+    return reply(404, `only ${OTLP_TRACES_PATH} and ${OTLP_METRICS_PATH} are served`)
+  }
   if (request.method !== "POST") return reply(405, "use POST")
   const type = mediaType(request.headers["content-type"])
   if (PROTOBUF_TYPES.has(type)) {
@@ -263,6 +343,7 @@ export const startOtlpReceiver = (
 ): Effect.Effect<OtlpReceiver, OtlpReceiverError, Scope.Scope> => {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const received: Array<ReceivedSpan> = []
+  const receivedMetrics: Array<ReceivedMetricPoint> = []
   const waiters = new Set<() => void>()
   let requests = 0
 
@@ -277,6 +358,17 @@ export const startOtlpReceiver = (
     }
     readBody(request, maxBodyBytes, (body) => {
       if (!Buffer.isBuffer(body)) return send(body)
+      if ((request.url ?? "").split("?")[0] === OTLP_METRICS_PATH) {
+        return Either.match(decodeMetricsExportRequest(body.toString("utf8")), {
+          onLeft: (message) => send(reply(400, `invalid OTLP JSON: ${message}`)),
+          onRight: (points) => {
+            receivedMetrics.push(...points)
+            requests += 1
+            send(reply(200))
+            for (const wake of waiters) wake()
+          }
+        })
+      }
       Either.match(decodeExportRequest(body.toString("utf8")), {
         onLeft: (message) => send(reply(400, `invalid OTLP JSON: ${message}`)),
         onRight: (spans) => {
@@ -304,17 +396,19 @@ export const startOtlpReceiver = (
       server.closeAllConnections()
     })
 
-  const waitForSpans = (predicate: (spans: ReadonlyArray<ReceivedSpan>) => boolean) =>
-    Effect.async<ReadonlyArray<ReceivedSpan>>((resume) => {
-      const check = () => {
-        if (!predicate(received)) return
-        waiters.delete(check)
-        resume(Effect.succeed(received.slice()))
-      }
-      waiters.add(check)
-      check()
-      return Effect.sync(() => waiters.delete(check))
-    })
+  const waitFor =
+    <A>(items: Array<A>) =>
+    (predicate: (items: ReadonlyArray<A>) => boolean) =>
+      Effect.async<ReadonlyArray<A>>((resume) => {
+        const check = () => {
+          if (!predicate(items)) return
+          waiters.delete(check)
+          resume(Effect.succeed(items.slice()))
+        }
+        waiters.add(check)
+        check()
+        return Effect.sync(() => waiters.delete(check))
+      })
 
   return Effect.acquireRelease(listen, close).pipe(
     Effect.map((server): OtlpReceiver => {
@@ -324,9 +418,12 @@ export const startOtlpReceiver = (
       return {
         url,
         tracesUrl: `${url}${OTLP_TRACES_PATH}`,
+        metricsUrl: `${url}${OTLP_METRICS_PATH}`,
         spans: Effect.sync(() => received.slice()),
+        metrics: Effect.sync(() => receivedMetrics.slice()),
         requests: Effect.sync(() => requests),
-        waitForSpans
+        waitForSpans: waitFor(received),
+        waitForMetrics: waitFor(receivedMetrics)
       }
     })
   )

@@ -66,6 +66,7 @@ import { KernelConfig } from "./config.js"
 import { errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
 import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 import { Messenger } from "./messenger.js"
+import { PresenceDetails } from "./presence-details.js"
 import {
   actorSubject,
   addressProblem,
@@ -158,6 +159,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const state = yield* Ref.make(yield* definition.initialState)
     const context: ActorContext<S> = { self: address, state }
     const mailbox = yield* Queue.bounded<MailboxItem>(capacity)
+    const presenceDetails = yield* Effect.serviceOption(PresenceDetails)
     const concurrency = yield* Effect.makeSemaphore(definition.maxConcurrentHandlers ?? DEFAULT_MAX_CONCURRENT_HANDLERS)
 
     const pingHandler = onAsk<S, PingRequest, PingReply>(
@@ -434,6 +436,10 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       Effect.gen(function* () {
         const depth = Math.max(0, yield* Queue.size(mailbox))
         yield* Metric.set(metrics.mailboxDepth, depth)
+        const details =
+          presenceDetails._tag === "Some"
+            ? yield* presenceDetails.value.detailsOf(address)
+            : { endpoints: {}, roleStatus: {} }
         const beat: Heartbeat = {
           address,
           load: depth / capacity,
@@ -445,7 +451,8 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           mailboxDepth: depth,
           restarts: stats.restarts,
           leaving,
-          pid: process.pid
+          pid: process.pid,
+          ...details
         }
         yield* bus
           .publish(presenceSubject(address), encodeMessage(Heartbeat, beat), new Map([[TYPE_HEADER, Heartbeat.$type]]))

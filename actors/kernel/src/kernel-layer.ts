@@ -11,11 +11,12 @@ import { kernelConfigLayer } from "./config.js"
 import type { BusError } from "./errors.js"
 import { type Membership, membershipLayer } from "./membership.js"
 import { type Messenger, messengerLayer } from "./messenger.js"
+import { type PresenceDetails, presenceDetailsLayer } from "./presence-details.js"
 
-export type Kernel = KernelConfig | Bus | Messenger | Membership
+export type Kernel = KernelConfig | Bus | Messenger | Membership | PresenceDetails
 
 const onBus = <E, R>(bus: Layer.Layer<Bus | R, E, KernelConfig>, config: Partial<KernelConfigShape>) =>
-  Layer.mergeAll(messengerLayer, membershipLayer).pipe(
+  Layer.mergeAll(messengerLayer, membershipLayer, presenceDetailsLayer).pipe(
     Layer.provideMerge(bus),
     Layer.provideMerge(kernelConfigLayer(config))
   )

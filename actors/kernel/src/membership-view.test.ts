@@ -15,6 +15,8 @@ const beat = (over: Partial<Heartbeat> = {}): Heartbeat => ({
   restarts: 0,
   leaving: false,
   pid: 1,
+  endpoints: {},
+  roleStatus: {},
   ...over
 })
 const stateOf = (view: MembershipView) => view.get("worker/w1")?.state

@@ -127,6 +127,20 @@ export interface Heartbeat {
   /** Set on the last heartbeat of a graceful shutdown. */
   leaving: boolean;
   pid: number;
+  /** Where this actor (or the process it runs in) is reached, by name: "grpc", "kv" (host:port), "metrics" (a URL). */
+  endpoints: { [key: string]: string };
+  /** The role's own health, by name (a replica: "applied", "rounds/s", "self-quits"); `reef status` shows it. */
+  roleStatus: { [key: string]: string };
+}
+
+export interface Heartbeat_EndpointsEntry {
+  key: string;
+  value: string;
+}
+
+export interface Heartbeat_RoleStatusEntry {
+  key: string;
+  value: string;
 }
 
 export interface Member {
@@ -157,6 +171,8 @@ function createBaseHeartbeat(): Heartbeat {
     restarts: 0,
     leaving: false,
     pid: 0,
+    endpoints: {},
+    roleStatus: {},
   };
 }
 
@@ -197,6 +213,12 @@ export const Heartbeat: MessageFns<Heartbeat, "reef.v1.Heartbeat"> = {
     if (message.pid !== 0) {
       writer.uint32(88).uint32(message.pid);
     }
+    globalThis.Object.entries(message.endpoints).forEach(([key, value]: [string, string]) => {
+      Heartbeat_EndpointsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
+    globalThis.Object.entries(message.roleStatus).forEach(([key, value]: [string, string]) => {
+      Heartbeat_RoleStatusEntry.encode({ key: key as any, value }, writer.uint32(106).fork()).join();
+    });
     return writer;
   },
 
@@ -301,6 +323,28 @@ export const Heartbeat: MessageFns<Heartbeat, "reef.v1.Heartbeat"> = {
             message.pid = reader.uint32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            const entry12 = Heartbeat_EndpointsEntry.decode(reader, reader.uint32());
+            if (entry12.value !== undefined) {
+              message.endpoints[entry12.key] = entry12.value;
+            }
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            const entry13 = Heartbeat_RoleStatusEntry.decode(reader, reader.uint32());
+            if (entry13.value !== undefined) {
+              message.roleStatus[entry13.key] = entry13.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -330,6 +374,47 @@ export const Heartbeat: MessageFns<Heartbeat, "reef.v1.Heartbeat"> = {
       restarts: isSet(object.restarts) ? globalThis.Number(object.restarts) : 0,
       leaving: isSet(object.leaving) ? globalThis.Boolean(object.leaving) : false,
       pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
+      endpoints: isObject(object.endpoints)
+        ? (globalThis.Object.entries(object.endpoints) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      roleStatus: isObject(object.roleStatus)
+        ? (globalThis.Object.entries(object.roleStatus) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.role_status)
+        ? (globalThis.Object.entries(object.role_status) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -368,6 +453,24 @@ export const Heartbeat: MessageFns<Heartbeat, "reef.v1.Heartbeat"> = {
     if (message.pid !== 0) {
       obj.pid = Math.round(message.pid);
     }
+    if (message.endpoints) {
+      const entries = globalThis.Object.entries(message.endpoints) as [string, string][];
+      if (entries.length > 0) {
+        obj.endpoints = {};
+        entries.forEach(([k, v]) => {
+          obj.endpoints[k] = v;
+        });
+      }
+    }
+    if (message.roleStatus) {
+      const entries = globalThis.Object.entries(message.roleStatus) as [string, string][];
+      if (entries.length > 0) {
+        obj.roleStatus = {};
+        entries.forEach(([k, v]) => {
+          obj.roleStatus[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -389,6 +492,198 @@ export const Heartbeat: MessageFns<Heartbeat, "reef.v1.Heartbeat"> = {
     message.restarts = object.restarts ?? 0;
     message.leaving = object.leaving ?? false;
     message.pid = object.pid ?? 0;
+    message.endpoints = (globalThis.Object.entries(object.endpoints ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.roleStatus = (globalThis.Object.entries(object.roleStatus ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseHeartbeat_EndpointsEntry(): Heartbeat_EndpointsEntry {
+  return { key: "", value: "" };
+}
+
+export const Heartbeat_EndpointsEntry: MessageFns<Heartbeat_EndpointsEntry, "reef.v1.Heartbeat.EndpointsEntry"> = {
+  $type: "reef.v1.Heartbeat.EndpointsEntry" as const,
+
+  encode(message: Heartbeat_EndpointsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Heartbeat_EndpointsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeartbeat_EndpointsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Heartbeat_EndpointsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: Heartbeat_EndpointsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Heartbeat_EndpointsEntry>): Heartbeat_EndpointsEntry {
+    return Heartbeat_EndpointsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Heartbeat_EndpointsEntry>): Heartbeat_EndpointsEntry {
+    const message = createBaseHeartbeat_EndpointsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseHeartbeat_RoleStatusEntry(): Heartbeat_RoleStatusEntry {
+  return { key: "", value: "" };
+}
+
+export const Heartbeat_RoleStatusEntry: MessageFns<Heartbeat_RoleStatusEntry, "reef.v1.Heartbeat.RoleStatusEntry"> = {
+  $type: "reef.v1.Heartbeat.RoleStatusEntry" as const,
+
+  encode(message: Heartbeat_RoleStatusEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Heartbeat_RoleStatusEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeartbeat_RoleStatusEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Heartbeat_RoleStatusEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: Heartbeat_RoleStatusEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Heartbeat_RoleStatusEntry>): Heartbeat_RoleStatusEntry {
+    return Heartbeat_RoleStatusEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Heartbeat_RoleStatusEntry>): Heartbeat_RoleStatusEntry {
+    const message = createBaseHeartbeat_RoleStatusEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };
@@ -635,6 +930,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {
