@@ -18,3 +18,4 @@ export {
 } from "./kv-state.js"
 export * from "./linearizability.js"
 export { REPLICA_ROLE, type ReplicaHandle, type ReplicaOptions, runReplica } from "./replica.js"
+export { type RejoinKind, ReplicaTelemetry } from "./replica-telemetry.js"

@@ -65,7 +65,9 @@ export class Proposer<Span> {
     private readonly engine: () => NicEngine | undefined,
     /** Why calls are refused until the replica serves. */
     private readonly notServing: () => HandlerError,
-    private readonly log: (message: string) => void
+    private readonly log: (message: string) => void,
+    /** Told how long each request took from its arrival to its answer (metrics: replica-telemetry.ts). */
+    private readonly onAnswered: (operation: string, ms: number) => void = () => {}
   ) {}
 
   /** From now on calls are proposed (see rejoin.ts: "ready means ready"). */
@@ -92,7 +94,11 @@ export class Proposer<Span> {
       return () => {}
     }
     const request = this.nextRequest++
-    this.waiting.set(request, onOutcome)
+    const arrivedMs = performance.now()
+    this.waiting.set(request, (outcome) => {
+      this.onAnswered(op?.$case ?? "", performance.now() - arrivedMs)
+      onOutcome(outcome)
+    })
     if (this.outgoing.length === 0) setImmediate(this.proposeOutgoing)
     this.outgoing.push({ request, op })
     this.outgoingBytes += commandBytes(op)
@@ -116,7 +122,11 @@ export class Proposer<Span> {
       onPoint(this.notServing())
       return
     }
-    const step = onRead(this.barrier, onPoint)
+    const arrivedMs = performance.now()
+    const step = onRead(this.barrier, (point: ReadPoint<Span> | HandlerError) => {
+      this.onAnswered("get", performance.now() - arrivedMs)
+      onPoint(point)
+    })
     this.barrier = step.state
     if (step.propose !== undefined) this.proposeBarrier(step.propose)
   }

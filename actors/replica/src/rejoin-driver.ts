@@ -47,6 +47,8 @@ export interface RejoinDriverOptions {
   readonly fork: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
   /** The replica serves from now on. */
   readonly onServe: () => void
+  /** The engine joined the group with a peer's decisions (a state transfer). */
+  readonly onJoined?: () => void
   /** The replica's state jumped to a snapshot: calls waiting for their outcome cannot know it. */
   readonly onRestored: (error: HandlerError) => void
   readonly log: (level: "info" | "warn", message: string) => void
@@ -169,6 +171,7 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
         ...(snapshot === undefined ? {} : { snapshot })
       })
       .pipe(
+        Effect.tap(() => Effect.sync(() => options.onJoined?.())),
         Effect.catchAll((error) =>
           Effect.sync(() => step({ _tag: "JoinFailed", nowMs: options.nowMs(), reason: error.reason }))
         )

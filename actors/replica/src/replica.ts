@@ -24,6 +24,7 @@ import {
   KernelConfig,
   Messenger,
   onAsk,
+  PresenceDetails,
   spawn
 } from "@reef/kernel"
 import {
@@ -54,6 +55,7 @@ import type { HashChain } from "./kv-state.js"
 import { Proposer, unavailable } from "./proposer.js"
 import { makeRejoinDriver, type RejoinDriver } from "./rejoin-driver.js"
 import { createReplicaState } from "./replica-state.js"
+import { ReplicaTelemetry } from "./replica-telemetry.js"
 
 export interface ReplicaOptions {
   readonly id: string
@@ -110,6 +112,8 @@ export const runReplica = (
       )
 
     const state = createReplicaState(options)
+    /** Metrics and the role status `reef status` shows (replica-telemetry.ts). */
+    const telemetry = new ReplicaTelemetry(options.group, options.id)
     /** Set once the engine is up; the gRPC server binds first so a port clash fails before the group forms. */
     let engine: NicEngine | undefined
     /** Set once the engine is up; engine events before that cannot happen (it reports only after Ready). */
@@ -118,7 +122,8 @@ export const runReplica = (
       () => engine,
       () =>
         unavailable(`replica ${options.id} is joining group ${options.group}: not serving yet, try again or elsewhere`),
-      (message) => log("warn", message)
+      (message) => log("warn", message),
+      (operation, ms) => telemetry.onRequestDone(operation, ms)
     )
     const catchUp = new CatchUpServer({
       state,
@@ -141,6 +146,7 @@ export const runReplica = (
       membership: proposer.onMembershipApplied.bind(proposer)
     }
     const onApplied = (batch: AppliedBatch) => {
+      telemetry.onApplied(batch)
       const span =
         tracing && batch.values.length > 0 ? runSync(recordInstanceSpan(options.group, options.id, batch)) : undefined
       const applied = applyBatch(state, batch, sha256Chain, ownResults, span)
@@ -193,10 +199,13 @@ export const runReplica = (
           // Shutting down: peers leave and the engine thread stops; there is nothing to rejoin.
           if (closing.now) return
           log("warn", `engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
+          telemetry.onSelfQuit()
           driver?.step({ _tag: "EngineCrashed", nowMs: performance.now() })
         },
-        onRejoined: (_engineIndex, instance) =>
-          driver?.step({ _tag: "EngineRejoined", nowMs: performance.now(), instance }),
+        onRejoined: (_engineIndex, instance) => {
+          telemetry.onRejoined("learner")
+          driver?.step({ _tag: "EngineRejoined", nowMs: performance.now(), instance })
+        },
         onDropped: (engineIndex, reason) =>
           log("warn", `engine ${engineIndex} dropped a malformed round message: ${reason}`),
         onLog: (level, message) => log(level, message)
@@ -217,6 +226,16 @@ export const runReplica = (
       }),
       options.id
     )
+    // Presence: where clients reach this replica, and its consensus health for `reef status`.
+    const presence = yield* PresenceDetails
+    const self = { role: REPLICA_ROLE, id: options.id }
+    yield* presence.announce({ kv: server.address }, self)
+    yield* presence.reportStatus(
+      self,
+      Effect.map(kv.stateResponse, (response) =>
+        telemetry.status(response, driver === undefined || !isRunning(driver.state()), Date.now())
+      )
+    )
     yield* Effect.sync(() => catchUp.evictIdle()).pipe(Effect.repeat(Schedule.spaced("10 seconds")), Effect.forkScoped)
 
     // ---- joining: start the group, or join it, and serve once caught up ---------------------------------------
@@ -233,6 +252,10 @@ export const runReplica = (
         Deferred.unsafeDone(serving, Effect.void)
       },
       onRestored: (error) => proposer.failWaiting(error),
+      // A join after this replica served is a rejoin (at start-up it is how a restarted replica joins).
+      onJoined: () => {
+        if (proposer.isServing) telemetry.onRejoined("transfer")
+      },
       log,
       nowMs: () => performance.now()
     })
