@@ -45,6 +45,7 @@ export { type Kernel, memoryKernelLayer, natsKernelLayer } from "./kernel-layer.
 export { isJoined, Membership, type MembershipShape, membershipLayer } from "./membership.js"
 export { emptyView, type MembershipConfig, type MembershipView, memberKey, stepMembership } from "./membership-view.js"
 export { type AskOptions, decodeReply, Messenger, type MessengerShape, messengerLayer } from "./messenger.js"
+export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
 export {
   type LocalActor,
   makePresenceDetails,
@@ -54,7 +55,6 @@ export {
   type RoleStatus,
   STATUS_READ_TIMEOUT_MS
 } from "./presence-details.js"
-export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
 export { lmdbStorageLayer, memoryStorageLayer, Storage, StorageError, type StorageShape } from "./storage.js"
 export * from "./subjects.js"
 export { TurnBatcher, type TurnBatcherOptions } from "./turn-batcher.js"

@@ -21,6 +21,8 @@ export class NatsServerError extends Data.TaggedError("NatsServerError")<{ reado
 export interface NatsServerOptions {
   readonly jetstream?: boolean
   readonly port?: number
+  /** HTTP monitoring port (`/varz`, `/connz`, ...); none when absent. */
+  readonly monitorPort?: number
   /** Milliseconds to wait for "Server is ready". */
   readonly startTimeoutMs?: number
 }
@@ -28,6 +30,8 @@ export interface NatsServerOptions {
 export interface NatsServer {
   readonly url: string
   readonly port: number
+  /** `http://127.0.0.1:<monitorPort>` when a monitoring port was asked for. */
+  readonly monitorUrl: string | undefined
   readonly storeDir: string
   readonly pid: Effect.Effect<number | undefined>
   /** SIGKILL, no goodbye: clients see the connection drop. */
@@ -112,6 +116,7 @@ export const startNatsServer = (options: NatsServerOptions = {}) =>
       "127.0.0.1",
       "-p",
       String(port),
+      ...(options.monitorPort === undefined ? [] : ["-m", String(options.monitorPort)]),
       ...(options.jetstream === false ? [] : ["-js", "-sd", storeDir])
     ]
     const timeoutMs = options.startTimeoutMs ?? 10_000
@@ -128,6 +133,7 @@ export const startNatsServer = (options: NatsServerOptions = {}) =>
     const server: NatsServer = {
       url: `nats://127.0.0.1:${port}`,
       port,
+      monitorUrl: options.monitorPort === undefined ? undefined : `http://127.0.0.1:${options.monitorPort}`,
       storeDir,
       pid: Effect.map(Ref.get(current), (child) => child?.pid),
       kill,

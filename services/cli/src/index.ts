@@ -1,9 +1,12 @@
 /**
- * @reef/cli: the `reef` command line (src/main.ts). What tools share with it (starting `reef` processes)
- * lives in @reef/devkit.
+ * @reef/cli: the `reef` command line (src/main.ts): its command tree, role and data-plane registries, and the
+ * cluster file. What tools share with it (starting `reef` processes) lives in @reef/devkit.
  */
-export { clusterPlan, type PlannedActor, type PlanOptions, replicaIds } from "./cluster-plan.js"
-export { findRole, type RoleLauncher, type RunOptions, roles } from "./roles.js"
-export { membersTable } from "./status.js"
+export { type ParseResult, parseCommandLine } from "./cli/parse.js"
+export { type ClusterFile, readClusterFile } from "./cluster-file.js"
+export { reefCommand } from "./commands/index.js"
+export { dataCommands } from "./data/index.js"
+export { findRole, roles } from "./roles/index.js"
+export type { PlannedActor, RoleSpec, RoleUp, Started } from "./roles/role.js"
 export { formatTable } from "./table.js"
 export { kernelWorkload, type WorkloadRow } from "./workload.js"

@@ -1,12 +1,31 @@
 /**
- * The `reef` binary. `reef run` (an actor process: long-lived, counted in megabytes) loads only what it needs;
- * every other command goes through the full @effect/cli definition in cli-main.ts.
+ * The `reef` binary: parses the command line against the command tree (commands/index.ts) before anything
+ * starts, prints help or a usage error (exit 2) itself, and runs the chosen command's Effect otherwise
+ * (cli/program.ts). Each command loads its own packages when it runs, so `reef run counter` (an actor process,
+ * long-lived and counted in megabytes) never loads the gateway client or the launcher.
  */
-const argv = process.argv
-if (argv[2] === "run" && !argv.includes("--help") && !argv.includes("-h")) {
-  const { main } = await import("./run-main.js")
-  main(argv.slice(3))
-} else {
-  const { main } = await import("./cli-main.js")
-  main(argv)
+import { helpText, usageErrorText, usageLine } from "./cli/help.js"
+import { parseCommandLine } from "./cli/parse.js"
+import { EXIT_USAGE, runProgram } from "./cli/program.js"
+import { stderrStyle, stdoutStyle, terminalWidth } from "./cli/terminal.js"
+import { reefCommand, VERSION } from "./commands/index.js"
+
+const parsed = parseCommandLine(reefCommand, process.argv.slice(2))
+switch (parsed._tag) {
+  case "Help":
+    process.stdout.write(helpText(parsed.path, stdoutStyle(), terminalWidth()))
+    break
+  case "Version":
+    process.stdout.write(`reef ${VERSION}\n`)
+    break
+  case "UsageError":
+    process.stderr.write(usageErrorText(parsed.path, parsed.message, stderrStyle()))
+    process.exitCode = EXIT_USAGE
+    break
+  case "Run":
+    runProgram(parsed.run(), {
+      verbose: parsed.globals.verbose,
+      usage: (style) =>
+        `${style.heading("Usage:")} ${usageLine(parsed.path)}\nRun '${parsed.path.map((c) => c.name).join(" ")} --help' for more.\n`
+    })
 }

@@ -1,37 +1,99 @@
 /**
- * `reef run <role>`: one actor process. It connects to NATS (reconnecting forever), starts the role,
- * and runs until SIGTERM/SIGINT, when the scope closes: subscriptions drain, mailboxes empty, a leaving
- * heartbeat goes out, and the last spans are exported.
+ * `reef run <role>`: one actor process. It finds the cluster (flags, else the cluster file of a running
+ * `reef up`), serves its `/metrics`, connects to NATS (reconnecting forever once connected), starts the role,
+ * announces where it is reached, prints one `reef ready:` line and runs until SIGTERM/SIGINT, when the scope
+ * closes: subscriptions drain, mailboxes empty, a leaving heartbeat goes out, the last spans are exported.
  */
 import { READY_PREFIX } from "@reef/devkit"
-import { natsKernelLayer } from "@reef/kernel"
+import { BusError, natsKernelLayer, PresenceDetails } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
+import { serveMetrics } from "@reef/observability/metrics"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { findRole, type RunOptions, roles } from "./roles.js"
+import { readClusterFile } from "./cluster-file.js"
+import { DEFAULT_CLUSTER, DEFAULT_NATS_URL } from "./commands/common.js"
+import { actorIdOf, type RunInput } from "./commands/run.js"
+import type { RoleSpec } from "./roles/role.js"
 
-export class UnknownRoleError extends Data.TaggedError("UnknownRoleError")<{ readonly role: string }> {
+export class NatsUnreachableError extends Data.TaggedError("NatsUnreachableError")<{
+  readonly url: string
+  readonly reason: string
+  readonly fromClusterFile: boolean
+}> {
   override get message() {
-    return `unknown role "${this.role}"; known roles: ${roles.map((r) => r.role).join(", ")}`
+    const hint = this.fromClusterFile
+      ? "is its reef up still running?"
+      : "start a cluster with 'reef up', or pass --nats URL"
+    return `cannot reach NATS at ${this.url} (${this.reason}): ${hint}`
   }
 }
 
-export const runRole = (role: string, options: RunOptions) =>
-  Effect.gen(function* () {
-    const launcher = findRole(role)
-    if (launcher === undefined) return yield* new UnknownRoleError({ role })
-    const description = yield* launcher.start(options)
-    // One parseable line: `reef up` and the tests wait for it.
-    yield* Effect.sync(() => console.log(`${READY_PREFIX} ${description} (pid ${process.pid})`))
-    return yield* Effect.never
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(
-      Layer.merge(
-        natsKernelLayer({ servers: options.natsUrl, name: `reef-${role}-${options.id}` }, { cluster: options.cluster }),
-        ObservabilityLive({ role, id: options.id })
+const reasonOf = (error: BusError): string => {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  return String(cause?.code ?? cause?.message ?? "no answer")
+}
+
+/**
+ * A child of `reef up` (or of a test) stops when its parent is gone, even after a SIGKILL that gave the parent
+ * no chance to stop it: Linux re-parents an orphan, so a changed ppid means the parent died.
+ */
+const exitWithParent = () => {
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer)
+      process.kill(process.pid, "SIGTERM")
+    }
+  }, 1_000)
+  timer.unref()
+}
+
+export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
+  Effect.suspend(() => {
+    if (process.env.REEF_EXIT_WITH_PARENT === "1") exitWithParent()
+    const id = actorIdOf(role.role, input)
+    const lookup = readClusterFile(input["cluster-file"])
+    const file = lookup._tag === "Found" ? lookup.file : undefined
+    if (input["cluster-file"] !== undefined && file === undefined) {
+      return Effect.fail(
+        new Error(`--cluster-file ${input["cluster-file"]}: no running cluster there (${lookup._tag.toLowerCase()})`)
       )
-    ),
-    Effect.annotateLogs({ role, id: options.id })
-  )
+    }
+    const natsUrl = input.nats ?? file?.nats.url ?? DEFAULT_NATS_URL
+    const cluster = input.cluster ?? file?.cluster ?? DEFAULT_CLUSTER
+    const program = Effect.gen(function* () {
+      const presence = yield* PresenceDetails
+      const metricsPort = input["metrics-port"]
+      if (metricsPort !== "off") {
+        const metrics = yield* serveMetrics({ port: metricsPort })
+        // The process's endpoint, announced by the actor it runs for (one Prometheus target per process).
+        yield* presence.announce({ metrics: metrics.url }, { role: role.role, id })
+      }
+      const started = yield* role.start(input, { id, cluster, natsUrl })
+      if (started.endpoints !== undefined) yield* presence.announce(started.endpoints, { role: role.role, id })
+      yield* Effect.sync(() => console.log(`${READY_PREFIX} ${started.description} (pid ${process.pid})`))
+      return yield* Effect.never
+    })
+    return program.pipe(
+      Effect.scoped,
+      Effect.provide(
+        Layer.merge(
+          natsKernelLayer({ servers: natsUrl, name: `reef-${role.role}-${id}`, connectTimeoutMs: 5_000 }, { cluster }),
+          ObservabilityLive({ role: role.role, id })
+        )
+      ),
+      Effect.catchIf(
+        (error): error is BusError => error instanceof BusError && error.operation.startsWith("connect"),
+        (error) =>
+          Effect.fail(
+            new NatsUnreachableError({
+              url: natsUrl,
+              reason: reasonOf(error),
+              fromClusterFile: input.nats === undefined && file !== undefined
+            })
+          )
+      ),
+      Effect.annotateLogs({ role: role.role, id })
+    )
+  })

@@ -1,49 +1,212 @@
 /**
- * `reef up`: a whole local cluster. Starts nats-server (embedded, unless --nats is given), then one
- * `reef run` process per actor (the gateway and every role), waits until every actor is seen in the
- * membership view, prints the actor table, and either runs the demo workload and shuts down (--workload)
- * or stays up until Ctrl-C.
+ * `reef up`: a whole local cluster. Starts nats-server (embedded, unless --nats is given) on stable ports,
+ * then one `reef run` process per actor of every enabled role (roles/*: `up.plan`), printing each actor as it
+ * becomes ready; once every one has joined it writes the cluster file (cluster-file.ts) and Prometheus's
+ * target file, prints every endpoint and the actor table, and either runs the demo workload and stops
+ * (--workload) or stays up until Ctrl-C, saying what it stops.
  */
-import { startReefChild, stopTogetherOnClose } from "@reef/devkit"
-import { freePort, isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { rmSync } from "node:fs"
+import { READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
+import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import type { Member } from "@reef/proto"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { clusterPlan } from "./cluster-plan.js"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { colourEnabled } from "./cli/terminal.js"
+import {
+  type ClusterActor,
+  type ClusterFile,
+  defaultClusterFilePath,
+  readClusterFile,
+  removeClusterFile,
+  writeClusterFile
+} from "./cluster-file.js"
+import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
-import { printMembers } from "./status.js"
+import { makePortChooser } from "./ports.js"
+import { makeOutput, type Output } from "./progress.js"
+import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
+import { roles } from "./roles/index.js"
+import type { PlannedActor } from "./roles/role.js"
+import { statusText } from "./status-view.js"
 import { formatTable } from "./table.js"
 import { kernelWorkload } from "./workload.js"
 
-export interface UpOptions {
-  readonly natsUrl: Option.Option<string>
-  readonly cluster: string
-  readonly grpcPort: number
-  readonly counters: number
-  readonly replicas: number
-  readonly workload: boolean
+/** An actor with the ports `reef up` gave it. */
+interface Placed extends PlannedActor {
+  readonly name: string
+  readonly ports: Readonly<Record<string, number>>
+  readonly metricsPort: number
 }
 
-export const runUp = (options: UpOptions) =>
-  Effect.gen(function* () {
-    const natsUrl = Option.isSome(options.natsUrl)
-      ? options.natsUrl.value
-      : (yield* startNatsServer({ jetstream: true })).url
-    yield* Effect.log(`nats-server at ${natsUrl}${Option.isSome(options.natsUrl) ? "" : " (embedded)"}`)
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`
 
-    const kvPorts = yield* Effect.forEach(Array.from({ length: options.replicas }), () => freePort)
-    const plan = clusterPlan({ counters: options.counters, replicas: options.replicas, kvPorts })
-    const common = ["--nats", natsUrl, "--cluster", options.cluster, "--grpc-port", String(options.grpcPort)]
+/** Ports for every actor: its preferred ones when free (said otherwise), and a /metrics port each. */
+const placeActors = (plan: ReadonlyArray<PlannedActor>, metricsBase: number, out: Output) =>
+  Effect.gen(function* () {
+    const choose = makePortChooser()
+    const placed: Array<Placed> = []
+    for (const [index, actor] of plan.entries()) {
+      const name = `${actor.role}/${actor.id}`
+      const ports: Record<string, number> = {}
+      for (const [option, preferred] of Object.entries(actor.ports ?? {})) {
+        const choice = yield* choose(preferred)
+        if (choice.fallback !== undefined) {
+          out.line(out.style.warn(`${name}: --${option} ${choice.fallback}; using ${choice.port}`))
+        }
+        ports[option] = choice.port
+      }
+      const metrics = yield* choose(metricsBase === 0 ? 0 : metricsBase + index)
+      if (metrics.fallback !== undefined) {
+        out.line(out.style.warn(`${name}: /metrics port ${metrics.fallback}; using ${metrics.port}`))
+      }
+      placed.push({ ...actor, name, ports, metricsPort: metrics.port })
+    }
+    return placed
+  })
+
+const startNats = (input: UpInput, out: Output) =>
+  Effect.gen(function* () {
+    if (input.nats !== undefined) return { url: input.nats, embedded: false as const }
+    const choose = makePortChooser()
+    const client = yield* choose(input["nats-port"])
+    const monitor = yield* choose(input["nats-monitor-port"])
+    for (const [what, choice] of [
+      ["NATS port", client],
+      ["NATS monitoring port", monitor]
+    ] as const) {
+      if (choice.fallback !== undefined) out.line(out.style.warn(`${what} ${choice.fallback}; using ${choice.port}`))
+    }
+    const server = yield* startNatsServer({ jetstream: true, port: client.port, monitorPort: monitor.port })
+    return { url: server.url, monitor: server.monitorUrl, embedded: true as const }
+  })
+
+/** Starts every actor process at once, printing each as it becomes ready and a status line meanwhile. */
+const startActors = (placed: ReadonlyArray<Placed>, common: ReadonlyArray<string>, out: Output) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const waiting = new Set(placed.map((a) => a.name))
+    const showWaiting = () =>
+      out.status(
+        waiting.size === 0
+          ? ""
+          : `starting ${placed.length} actors: ${placed.length - waiting.size} ready, waiting for ${[...waiting].join(" ")} (${seconds(started)})`
+      )
+    const ticker = yield* Effect.sync(showWaiting).pipe(Effect.repeat(Schedule.spaced("250 millis")), Effect.forkScoped)
+    // Children colour their logs when this terminal shows colour, never otherwise (their stdout is a pipe).
+    const colour: Record<string, string> = colourEnabled(process.stdout.isTTY)
+      ? { FORCE_COLOR: "1" }
+      : { NO_COLOR: "1" }
     const children = yield* Effect.forEach(
-      plan,
+      placed,
       (actor) =>
         startReefChild({
-          name: `${actor.role}/${actor.id}`,
-          args: ["run", actor.role, "--id", actor.id, ...common, ...actor.args],
+          name: actor.name,
+          args: [
+            "run",
+            actor.role,
+            "--id",
+            actor.id,
+            ...common,
+            "--metrics-port",
+            String(actor.metricsPort),
+            ...actor.args,
+            ...Object.entries(actor.ports).flatMap(([option, port]) => [`--${option}`, String(port)])
+          ],
+          env: colour,
           // A replica calibrates its round timer with its peers before it is ready.
-          startTimeoutMs: 60_000
+          startTimeoutMs: 90_000,
+          onLine: (line) => {
+            if (!line.startsWith(READY_PREFIX)) return out.line(`${out.style.dim(`[${actor.name}]`)} ${line}`)
+            waiting.delete(actor.name)
+            const what = line.slice(READY_PREFIX.length).trim()
+            out.line(`${out.style.good("ready")} ${actor.name} in ${seconds(started)}: ${what}`)
+            showWaiting()
+          }
         }),
       { concurrency: "unbounded" }
+    ).pipe(
+      Effect.ensuring(
+        Effect.zipRight(
+          Fiber.interrupt(ticker),
+          Effect.sync(() => out.status(""))
+        )
+      )
     )
+    return children
+  })
+
+/** The lines of the banner: every endpoint of the cluster. */
+const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: string, targets: string) => {
+  const endpoints = (name: string, role?: string) =>
+    members
+      .filter((m) => isJoined(m) && (role === undefined || m.address?.role === role))
+      .flatMap((m) => {
+        const address = m.lastHeartbeat?.endpoints[name]
+        return address === undefined ? [] : [`${m.address?.id}=${address}`]
+      })
+  const kv = endpoints("kv", "replica")
+  const metrics = endpoints("metrics")
+  const rows: Array<[string, string]> = [
+    ["NATS", `${file.nats.url}${file.nats.embedded ? "" : " (external)"}`],
+    ...(file.nats.monitor === undefined ? [] : [["NATS monitoring", file.nats.monitor] as [string, string]]),
+    ["gateway (gRPC)", file.gateway],
+    ...(kv.length === 0 ? [] : [["KV (gRPC)", kv.join("  ")] as [string, string]]),
+    ...(metrics.length === 0
+      ? []
+      : [["/metrics", metrics.map((m) => m.replace(/\/metrics$/, "")).join("  ")] as [string, string]]),
+    ["Prometheus targets", targets],
+    ["cluster file", path]
+  ]
+  const width = Math.max(...rows.map(([k]) => k.length))
+  return rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)
+}
+
+const clusterActors = (members: ReadonlyArray<Member>): ReadonlyArray<ClusterActor> =>
+  members.filter(isJoined).map((m) => ({
+    role: m.address?.role ?? "",
+    id: m.address?.id ?? "",
+    pid: m.lastHeartbeat?.pid ?? 0,
+    endpoints: m.lastHeartbeat?.endpoints ?? {}
+  }))
+
+export const runUp = (input: UpInput) =>
+  Effect.suspend(() => {
+    const path = input["cluster-file"] ?? defaultClusterFilePath()
+    const existing = readClusterFile(path)
+    if (existing._tag === "Found") {
+      return Effect.fail(
+        new Error(
+          `a cluster is already running from here (reef up pid ${existing.file.pid}, ${existing.path}); stop it first, or pass --cluster-file`
+        )
+      )
+    }
+    return up(input, path).pipe(
+      Effect.scoped,
+      Effect.onExit(() => Effect.sync(() => process.stdout.write("Stopped.\n")))
+    )
+  })
+
+const up = (input: UpInput, path: string) =>
+  Effect.gen(function* () {
+    const out = makeOutput()
+    const startedAt = performance.now()
+    const plan = enabledRoles(input).flatMap((role) => role.up.plan(input))
+    const counts = new Map<string, Array<string>>()
+    for (const actor of plan) counts.set(actor.role, [...(counts.get(actor.role) ?? []), actor.id])
+    out.line(
+      `Starting Reef cluster "${input.cluster}": ${input.nats === undefined ? "nats-server, " : ""}${[...counts]
+        .map(([role, ids]) => `${role} ${ids.join(" ")}`)
+        .join(", ")}`
+    )
+
+    const nats = yield* startNats(input, out)
+    out.line(
+      `${out.style.good("ready")} nats-server: ${nats.url}${"monitor" in nats && nats.monitor !== undefined ? ` (monitoring ${nats.monitor})` : ""}`
+    )
+    const placed = yield* placeActors(plan, input["metrics-port"], out)
+    const children = yield* startActors(placed, ["--nats", nats.url, "--cluster", input.cluster], out)
     yield* stopTogetherOnClose(children)
 
     const program = Effect.gen(function* () {
@@ -52,49 +215,112 @@ export const runUp = (options: UpOptions) =>
         .awaitMembers((ms) =>
           plan.every((a) => ms.some((m) => isJoined(m) && m.address?.role === a.role && m.address.id === a.id))
         )
-        .pipe(Effect.timeout("30 seconds"))
-      const kv = kvPorts.map((p) => `127.0.0.1:${p}`)
-      yield* Effect.sync(() =>
-        console.log(
-          `\nReef cluster "${options.cluster}" is up (gateway on 127.0.0.1:${options.grpcPort}` +
-            `${kv.length > 0 ? `, POPUC KV group "kv" on ${kv.join(", ")}` : ""})\n`
+        .pipe(
+          Effect.timeoutFail({
+            duration: "30 seconds",
+            onTimeout: () => new Error("every actor printed ready, but not all of them joined within 30 s")
+          })
+        )
+      const gateway = placed.find((a) => a.role === "gateway")
+      const file: ClusterFile = {
+        version: 1,
+        cluster: input.cluster,
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+        nats: {
+          url: nats.url,
+          ...("monitor" in nats && nats.monitor !== undefined ? { monitor: nats.monitor } : {}),
+          embedded: nats.embedded
+        },
+        gateway: gateway === undefined ? "" : `127.0.0.1:${gateway.ports["grpc-port"]}`,
+        prometheusTargets: targetsPath(path),
+        actors: clusterActors(members)
+      }
+      // Written once everything has joined: a command that finds the file finds a working cluster.
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          writeClusterFile(path, file)
+          writePrometheusTargets(file.prometheusTargets!, prometheusTargets(members, input.cluster))
+        }),
+        () =>
+          Effect.sync(() => {
+            removeClusterFile(path)
+            rmSync(file.prometheusTargets!, { force: true })
+          })
+      )
+      // Actors that join later (`reef run counter --id c9`) or leave are kept current in both files.
+      yield* membership.changes.pipe(
+        Stream.debounce("200 millis"),
+        Stream.mapEffect(() => membership.members),
+        Stream.runForEach((current) =>
+          Effect.sync(() => {
+            writeClusterFile(path, { ...file, actors: clusterActors(current) })
+            writePrometheusTargets(file.prometheusTargets!, prometheusTargets(current, input.cluster))
+          })
+        ),
+        Effect.forkScoped
+      )
+
+      out.line(`\n${out.style.strong(`Reef cluster "${input.cluster}" is up`)} (${seconds(startedAt)})`)
+      for (const line of bannerLines(file, members, path, file.prometheusTargets!)) out.line(line)
+      out.line("")
+      out.line(statusText({ members, nowMs: Date.now(), roles }, out.style))
+      const names = [...counts].map(([role, ids]) => `${role} ${ids.join(" ")}`).join(", ")
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() =>
+          out.line(
+            `\nStopping ${placed.length} actor processes (${names})${nats.embedded ? " and nats-server" : ""}...`
+          )
         )
       )
-      yield* printMembers(members)
-      if (!options.workload) {
-        yield* Effect.sync(() => console.log("\nCtrl-C to stop. `pnpm reef status` prints this table again."))
+      if (!input.workload) {
+        out.line(
+          "\nCtrl-C stops the cluster. In another terminal: reef status, reef kv put a 1, reef kv get a, reef run counter --id c9"
+        )
         return yield* Effect.never
       }
-      const counters = plan
-        .filter((a) => a.role === "counter")
-        .map((a) => ({ cluster: options.cluster, role: a.role, id: a.id }))
-      const kernel = yield* kernelWorkload(counters).pipe(
-        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("kernel workload: no result in 30 s") })
-      )
-      const kvResult =
-        kv.length > 0
-          ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45 })
-          : { rows: [], ok: true }
-      const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
-      yield* Effect.sync(() =>
-        console.log(
-          `\nWorkload results\n${formatTable(
-            ["part", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "check"],
-            result.rows.map((r) => [
-              r.part,
-              r.operations,
-              r.seconds === 0 ? "" : r.seconds.toFixed(3),
-              r.perSecond === 0 ? "" : Math.round(r.perSecond),
-              r.p50Ms?.toFixed(2) ?? "",
-              r.p99Ms?.toFixed(2) ?? "",
-              r.check
-            ])
-          )}\n`
-        )
-      )
-      if (!result.ok) return yield* Effect.fail(new Error("workload check failed"))
+      yield* runWorkload(placed, input.cluster, out)
     })
     yield* program.pipe(
-      Effect.provide(natsKernelLayer({ servers: natsUrl, name: "reef-up" }, { cluster: options.cluster }))
+      Effect.scoped,
+      Effect.provide(natsKernelLayer({ servers: nats.url, name: "reef-up" }, { cluster: input.cluster }))
     )
-  }).pipe(Effect.scoped)
+  })
+
+const targetsPath = (clusterFile: string) => clusterFile.replace(/cluster\.json$/, "prometheus-targets.json")
+
+const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output) =>
+  Effect.gen(function* () {
+    const counters = placed.filter((a) => a.role === "counter").map((a) => ({ cluster, role: a.role, id: a.id }))
+    const kv = placed.filter((a) => a.role === "replica").map((a) => `127.0.0.1:${a.ports["kv-port"]}`)
+    out.line("\nRunning the demo workload")
+    const kernel =
+      counters.length > 0
+        ? yield* kernelWorkload(counters).pipe(
+            Effect.timeoutFail({
+              duration: "30 seconds",
+              onTimeout: () => new Error("kernel workload: no result in 30 s")
+            })
+          )
+        : { rows: [], ok: true }
+    const kvResult =
+      kv.length > 0
+        ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45 })
+        : { rows: [], ok: true }
+    const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
+    out.line(
+      `\nWorkload results\n${formatTable(
+        ["part", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "check"],
+        result.rows.map((r) => [
+          r.part,
+          r.operations,
+          r.seconds === 0 ? "" : r.seconds.toFixed(3),
+          r.perSecond === 0 ? "" : Math.round(r.perSecond),
+          r.p50Ms?.toFixed(2) ?? "",
+          r.p99Ms?.toFixed(2) ?? "",
+          r.check
+        ])
+      )}\n`
+    )
+    if (!result.ok) return yield* Effect.fail(new Error("workload check failed"))
+  })

@@ -1,0 +1,167 @@
+/**
+ * `reef run replica`: one POPUC replica (host server + NIC engine thread) serving reef.v1.KV. `reef up` starts
+ * `--replicas` of them (r1, r2, ...) as the group `kv`, with KV ports from `--kv-port` up.
+ */
+import { type Member, MemberState } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import { Opt } from "../cli/spec.js"
+import { defineRole, type RoleStatusColumns } from "./role.js"
+
+/** First KV port of `reef up`'s replicas (r1; r2 gets the next, ...). */
+export const DEFAULT_KV_PORT = 7001
+
+/** POPUC needs N = 2t + 1 distinct members. */
+const membersProblem = (members: ReadonlyArray<string>, id: string): string | undefined => {
+  if (!members.includes(id)) return `--members ${members.join(",")} does not include this replica's --id ${id}`
+  if (members.length % 2 === 0) {
+    return `--members has ${members.length} replicas; POPUC needs an odd number (N = 2t + 1)`
+  }
+  return undefined
+}
+
+const number = (member: Member, key: string): number | undefined => {
+  const raw = member.lastHeartbeat?.roleStatus[key]
+  const n = raw === undefined ? Number.NaN : Number(raw)
+  return Number.isFinite(n) ? n : undefined
+}
+
+/**
+ * How many instances each joined replica is behind the most advanced replica of its group. Heartbeats are
+ * read at different moments (up to a heartbeat interval apart) while the group keeps deciding, so each
+ * replica's applied instance is first projected to a common moment at its own rate; what remains is lag.
+ * Members that are not joined have no lag (`-`).
+ */
+export const replicaLag = (members: ReadonlyArray<Member>): ReadonlyMap<Member, number | undefined> => {
+  const lag = new Map<Member, number | undefined>()
+  const groups = new Map<string, Array<Member>>()
+  for (const member of members) {
+    const applied = number(member, "applied")
+    if (member.state !== MemberState.MEMBER_STATE_JOINED || applied === undefined) {
+      lag.set(member, undefined)
+      continue
+    }
+    const group = member.lastHeartbeat?.roleStatus.group ?? ""
+    groups.set(group, [...(groups.get(group) ?? []), member])
+  }
+  for (const group of groups.values()) {
+    const at = Math.max(...group.map((m) => m.lastSeenMs))
+    const projected = group.map(
+      (m) => number(m, "applied")! + ((number(m, "instances/s") ?? 0) * (at - m.lastSeenMs)) / 1000
+    )
+    const head = Math.max(...projected)
+    for (const [i, m] of group.entries()) lag.set(m, Math.max(0, Math.round(head - projected[i]!)))
+  }
+  return lag
+}
+
+const replicaColumns: RoleStatusColumns = {
+  headers: ["group", "applied", "rounds/s", "self-quits", "lag"],
+  cells: (members) => {
+    const lag = replicaLag(members)
+    return new Map(
+      members.map((m) => {
+        const status = m.lastHeartbeat?.roleStatus ?? {}
+        const behind = lag.get(m)
+        const cell = (key: string) => status[key] ?? "-"
+        const lagCell =
+          behind === undefined ? "-" : status.rejoining === "yes" ? `${behind} (rejoining)` : String(behind)
+        return [m, [cell("group"), cell("applied"), cell("rounds/s"), cell("self-quits"), lagCell]]
+      })
+    )
+  }
+}
+
+export const replicaRole = defineRole({
+  role: "replica",
+  summary: "POPUC replica (host server + NIC engine thread) serving the replicated KV store reef.v1.KV",
+  description:
+    "Replicates a linearizable KV store with POPUC consensus: writes and reads are ordered through consensus " +
+    "instances decided by the NIC engine, a worker thread with its own NATS connection. Start every member of " +
+    "the group with the same --group and --members; a group starts once its members answer (a majority after " +
+    "10 s). A restarted replica rejoins the running group by itself.",
+  options: {
+    group: Opt.token({ description: "POPUC group name (one KV store)", default: "kv" }),
+    members: Opt.tokens({
+      description: "member ids of the group, this replica included; an odd number (N = 2t + 1)",
+      defaultText: "this replica alone"
+    }),
+    "kv-port": Opt.port({ description: "gRPC port of reef.v1.KV (0: a free one)", default: 0 }),
+    engines: Opt.integer({ description: "parallel NIC engines (pipelined consensus)", default: 1, min: 1, max: 16 }),
+    "interaction-ms": Opt.number({
+      description: "fixed interaction delay ΔI in ms instead of calibrating it with the peers",
+      defaultText: "calibrated"
+    }),
+    "instance-gap-ms": Opt.number({
+      description: "gap between consensus instances in ms",
+      defaultText: "3ΔI, an idle gap; ΔI/3 with --round-close timer"
+    }),
+    "round-close": Opt.choice({
+      description: "close a consensus round once all peers are heard, or at its timer (the paper's timed rounds)",
+      choices: ["allHeard", "timer"],
+      default: "allHeard"
+    }),
+    "log-bytes": Opt.integer({
+      description: "payload bytes of decisions kept for peers' catch-up (a peer further behind gets a snapshot)",
+      default: 4 * 1024 * 1024,
+      min: 1
+    })
+  },
+  examples: [
+    "reef run replica --id r1 --members r1,r2,r3 --kv-port 7001   # and r2, r3 likewise",
+    "reef run replica --id r1 --round-close timer --interaction-ms 8"
+  ],
+  validate: (input, id) => membersProblem(input.members ?? [id], id),
+  start: (input, context) =>
+    Effect.gen(function* () {
+      const [{ runReplica }, { nicActor, roundPeriodMs }, { spawn }] = yield* Effect.promise(() =>
+        Promise.all([import("@reef/replica"), import("@reef/nic"), import("@reef/kernel")])
+      )
+      const members = input.members ?? [context.id]
+      const handle = yield* runReplica({
+        id: context.id,
+        group: input.group,
+        members,
+        natsUrl: context.natsUrl,
+        grpcPort: input["kv-port"],
+        engines: input.engines,
+        roundClose: input["round-close"],
+        log: { maxBytes: input["log-bytes"] },
+        ...(input["interaction-ms"] === undefined ? {} : { interactionMs: input["interaction-ms"] }),
+        ...(input["instance-gap-ms"] === undefined ? {} : { instanceGapMs: input["instance-gap-ms"] })
+      })
+      yield* spawn(nicActor, context.id)
+      const round = roundPeriodMs(handle.engine.roundTimer).toFixed(2)
+      return {
+        description:
+          `replica ${context.id} kv ${handle.grpcAddress} group ${input.group} members ${members.join(",")} ` +
+          `engines ${handle.engine.engines} round ${round}ms`
+        // runReplica announces its kv endpoint itself (so does every replica a test or benchmark starts).
+      }
+    }),
+  up: {
+    byDefault: true,
+    options: {
+      replicas: Opt.integer({
+        description: "replicas of the POPUC KV group kv (odd: N = 2t + 1; 0 for none)",
+        default: 3,
+        min: 0,
+        max: 9
+      }),
+      "kv-port": Opt.port({ description: "KV port of r1; r2 gets the next one, and so on", default: DEFAULT_KV_PORT })
+    },
+    validate: (input) =>
+      input.replicas % 2 === 0 && input.replicas > 0
+        ? `--replicas ${input.replicas}: POPUC needs an odd number of replicas (N = 2t + 1), or 0 for none`
+        : undefined,
+    plan: (input) => {
+      const ids = Array.from({ length: input.replicas }, (_, i) => `r${i + 1}`)
+      return ids.map((id, i) => ({
+        role: "replica",
+        id,
+        args: ["--group", "kv", "--members", ids.join(",")],
+        ports: { "kv-port": input["kv-port"] + i }
+      }))
+    }
+  },
+  status: replicaColumns
+})

@@ -1,0 +1,144 @@
+/**
+ * The actor table of `reef status` (and of `reef up`'s banner), from a membership view: one row per member
+ * (joined, suspected, and recently left ones, marked as such), then, for each role that declares status
+ * columns (roles/role.ts), a table of its members' role status. Pure: members and the time in, text or JSON out.
+ */
+import { ActorStatus, type Member, MemberState } from "@reef/proto"
+import type { Style } from "./cli/terminal.js"
+import type { RoleSpec } from "./roles/role.js"
+import { formatTable } from "./table.js"
+
+export const stateName = (s: MemberState): string =>
+  MemberState[s]?.replace("MEMBER_STATE_", "").toLowerCase() ?? String(s)
+export const statusName = (s: ActorStatus | undefined): string =>
+  s === undefined ? "" : (ActorStatus[s]?.replace("ACTOR_STATUS_", "").toLowerCase() ?? String(s))
+
+/** `r2` before `r10`. */
+const naturalOrder = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true })
+
+export const sortMembers = (members: ReadonlyArray<Member>): Array<Member> =>
+  [...members].sort(
+    (a, b) =>
+      naturalOrder(a.address?.role ?? "", b.address?.role ?? "") ||
+      naturalOrder(a.address?.id ?? "", b.address?.id ?? "")
+  )
+
+/** `0.3s ago`, `12s ago`, `4m ago`. */
+export const ago = (ms: number): string => {
+  const s = Math.max(0, ms) / 1000
+  if (s < 10) return `${s.toFixed(1)}s ago`
+  if (s < 120) return `${Math.round(s)}s ago`
+  return `${Math.round(s / 60)}m ago`
+}
+
+const endpointsText = (member: Member): string =>
+  Object.entries(member.lastHeartbeat?.endpoints ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, address]) => `${name}=${address}`)
+    .join(" ")
+
+const stateCell = (state: MemberState, style: Style): string => {
+  const name = stateName(state)
+  if (state === MemberState.MEMBER_STATE_JOINED) return style.good(name)
+  if (state === MemberState.MEMBER_STATE_SUSPECTED) return style.warn(name)
+  return style.dim(name)
+}
+
+/** The role-specific cells of every member of `role` (empty when the role declares no columns). */
+const roleCells = (role: RoleSpec<any, any> | undefined, members: ReadonlyArray<Member>, nowMs: number) =>
+  role?.status === undefined ? new Map<Member, ReadonlyArray<string>>() : role.status.cells(members, nowMs)
+
+export interface StatusReport {
+  readonly members: ReadonlyArray<Member>
+  readonly nowMs: number
+  readonly roles: ReadonlyArray<RoleSpec<any, any>>
+}
+
+const roleSections = ({ members, nowMs, roles }: StatusReport) => {
+  const sections: Array<{
+    role: RoleSpec<any, any>
+    members: ReadonlyArray<Member>
+    cells: ReadonlyMap<Member, ReadonlyArray<string>>
+  }> = []
+  for (const role of roles) {
+    if (role.status === undefined) continue
+    const ofRole = sortMembers(members.filter((m) => m.address?.role === role.role))
+    if (ofRole.length > 0) sections.push({ role, members: ofRole, cells: roleCells(role, ofRole, nowMs) })
+  }
+  return sections
+}
+
+/** Plain-text tables (colour through `style`, which is plain when output is not a terminal). */
+export const statusText = (report: StatusReport, style: Style): string => {
+  const members = sortMembers(report.members)
+  if (members.length === 0) return "no actors in this cluster yet"
+  // Colour codes would break column widths: colour each cell after padding.
+  const table = formatTable(
+    ["role", "id", "state", "status", "pid", "handled", "errored", "mailbox", "restarts", "seen", "endpoints"],
+    members.map((m) => [
+      m.address?.role ?? "",
+      m.address?.id ?? "",
+      stateName(m.state),
+      statusName(m.lastHeartbeat?.status),
+      m.lastHeartbeat?.pid ?? "",
+      m.lastHeartbeat?.handled ?? 0,
+      m.lastHeartbeat?.errored ?? 0,
+      m.lastHeartbeat?.mailboxDepth ?? 0,
+      m.lastHeartbeat?.restarts ?? 0,
+      ago(report.nowMs - m.lastSeenMs),
+      endpointsText(m)
+    ])
+  )
+  const lines = table.split("\n")
+  const coloured = [
+    style.heading(lines[0]!),
+    style.dim(lines[1]!),
+    ...lines.slice(2).map((line, i) => {
+      const member = members[i]!
+      const name = stateName(member.state)
+      const at = line.indexOf(` ${name} `) + 1
+      return at > 0 ? `${line.slice(0, at)}${stateCell(member.state, style)}${line.slice(at + name.length)}` : line
+    })
+  ]
+  const sections = roleSections(report).map(({ role, members: ofRole, cells }) => {
+    const t = formatTable(
+      ["id", ...role.status!.headers],
+      ofRole.map((m) => [m.address?.id ?? "", ...(cells.get(m) ?? [])])
+    ).split("\n")
+    return [`\n${style.strong(role.role)}`, style.heading(t[0]!), style.dim(t[1]!), ...t.slice(2)].join("\n")
+  })
+  return [...coloured, ...sections].join("\n")
+}
+
+/** The JSON form: every member with its heartbeat's numbers, endpoints, role status and role columns. */
+export const statusJson = (report: StatusReport) => {
+  const columns = new Map<Member, Record<string, string>>()
+  for (const { role, cells } of roleSections(report)) {
+    for (const [member, row] of cells) {
+      columns.set(member, Object.fromEntries(role.status!.headers.map((h, i) => [h, row[i] ?? ""])))
+    }
+  }
+  return {
+    members: sortMembers(report.members).map((m) => {
+      const h = m.lastHeartbeat
+      return {
+        role: m.address?.role ?? "",
+        id: m.address?.id ?? "",
+        state: stateName(m.state),
+        status: statusName(h?.status),
+        pid: h?.pid ?? 0,
+        incarnation: h?.incarnation ?? "",
+        handled: h?.handled ?? 0,
+        errored: h?.errored ?? 0,
+        mailboxDepth: h?.mailboxDepth ?? 0,
+        load: h?.load ?? 0,
+        restarts: h?.restarts ?? 0,
+        lastSeenMs: m.lastSeenMs,
+        lastSeenAgoMs: Math.max(0, report.nowMs - m.lastSeenMs),
+        endpoints: h?.endpoints ?? {},
+        roleStatus: h?.roleStatus ?? {},
+        ...(columns.has(m) ? { columns: columns.get(m) } : {})
+      }
+    })
+  }
+}
