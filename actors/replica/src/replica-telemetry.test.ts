@@ -61,6 +61,7 @@ describe("ReplicaTelemetry", () => {
   it("reports rates over the time between heartbeats, and samples the state's gauges", () => {
     const telemetry = new ReplicaTelemetry("kv", "rt2")
     expect(telemetry.status(state(100, 200, 50), false, 10_000)).toEqual({
+      group: "kv",
       applied: "100",
       "rounds/s": "0",
       "instances/s": "0.0",
@@ -70,6 +71,7 @@ describe("ReplicaTelemetry", () => {
     })
     telemetry.onSelfQuit()
     expect(telemetry.status(state(150, 300, 80), true, 10_500)).toEqual({
+      group: "kv",
       applied: "150",
       "rounds/s": "200",
       "instances/s": "100.0",

@@ -5,7 +5,7 @@
  *     duration of each instance (proposal to decision: the consensus part of a write's latency), self-quits,
  *     rejoins (as a learner or by state transfer), and, sampled with each heartbeat, the applied instance,
  *     applied commands, keys and pending values;
- *   - a role status in its heartbeats (`reef status` shows it): applied instance, rounds per second,
+ *   - a role status in its heartbeats (`reef status` shows it): its group, applied instance, rounds per second,
  *     instances per second (for the lag column), self-quits, rejoins, and whether it is rejoining now.
  *
  * Events are counted as they happen, from the replica's callbacks (plain calls, no fiber); the status is read
@@ -58,6 +58,7 @@ const keys = Metric.gauge("reef_kv_keys", { description: "Keys in this replica's
 export type RejoinKind = "learner" | "transfer"
 
 export class ReplicaTelemetry {
+  private readonly group: string
   private readonly tags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly learnerTags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly transferTags: ReadonlyArray<MetricLabel.MetricLabel>
@@ -67,6 +68,7 @@ export class ReplicaTelemetry {
   private previous: { readonly atMs: number; readonly rounds: number; readonly instance: number } | undefined
 
   constructor(group: string, replica: string) {
+    this.group = group
     this.tags = [MetricLabelModule.make("group", group), MetricLabelModule.make("replica", replica)]
     this.learnerTags = [...this.tags, MetricLabelModule.make("how", "learner")]
     this.transferTags = [...this.tags, MetricLabelModule.make("how", "transfer")]
@@ -111,6 +113,7 @@ export class ReplicaTelemetry {
     this.appliedCommandsSeen = Math.max(this.appliedCommandsSeen, state.appliedCommands)
 
     return {
+      group: this.group,
       applied: String(instance),
       "rounds/s": roundsPerSecond.toFixed(0),
       "instances/s": instancesPerSecond.toFixed(1),
