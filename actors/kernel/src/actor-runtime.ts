@@ -59,7 +59,7 @@ import {
   onAsk,
   rpc
 } from "./actor.js"
-import { ActorStats, actorMetrics } from "./actor-stats.js"
+import { ActorStats, actorMetrics, touchActorMetrics } from "./actor-stats.js"
 import { Bus, type BusMessage } from "./bus.js"
 import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
@@ -155,6 +155,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const capacity = definition.mailboxCapacity ?? DEFAULT_MAILBOX_CAPACITY
     const stats = new ActorStats()
     const metrics = actorMetrics(actorName)
+    touchActorMetrics(metrics)
     const status = yield* Ref.make(ActorStatus.ACTOR_STATUS_RUNNING)
     const state = yield* Ref.make(yield* definition.initialState)
     const context: ActorContext<S> = { self: address, state }

@@ -71,3 +71,14 @@ export const actorMetrics = (actor: string): ActorMetrics => ({
     MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 22 })
   ).pipe(Metric.tagged("actor", actor))
 })
+
+/**
+ * Creates an actor's series at zero (its handle latency with no observation yet), so a healthy actor exports
+ * its error counter and latency histogram too: dashboards and alerts see them before the first error.
+ */
+export const touchActorMetrics = (metrics: ActorMetrics): void => {
+  metrics.handled.unsafeUpdate(0, [])
+  metrics.errored.unsafeUpdate(0, [])
+  metrics.mailboxDepth.unsafeUpdate(0, [])
+  metrics.handleLatencyMs.unsafeValue([])
+}

@@ -58,6 +58,22 @@ describe("ReplicaTelemetry", () => {
     expect(series("reef_popuc_instance_duration_ms", "rt1")[0]?.state).toMatchObject({ count: 2, sum: 43.5 })
   })
 
+  it("exports every series from the start, and times requests by operation", () => {
+    const telemetry = new ReplicaTelemetry("kv", "rt3")
+    expect(series("reef_popuc_self_quits_total", "rt3")[0]?.state).toMatchObject({ count: 0 })
+    expect(series("reef_kv_request_duration_ms", "rt3").map((s) => s.tags.op).sort()).toEqual([
+      "compareAndSet",
+      "delete",
+      "get",
+      "set"
+    ])
+    telemetry.onRequestDone("set", 3)
+    telemetry.onRequestDone("set", 5)
+    telemetry.onRequestDone("nonsense", 5)
+    const set = series("reef_kv_request_duration_ms", "rt3").find((s) => s.tags.op === "set")
+    expect(set?.state).toMatchObject({ count: 2, sum: 8 })
+  })
+
   it("reports rates over the time between heartbeats, and samples the state's gauges", () => {
     const telemetry = new ReplicaTelemetry("kv", "rt2")
     expect(telemetry.status(state(100, 200, 50), false, 10_000)).toEqual({

@@ -2,7 +2,8 @@
  * What a replica reports about its consensus, two ways:
  *
  *   - metrics (Effect's registry, so `/metrics` and OTLP export them): instances decided, rounds, the
- *     duration of each instance (proposal to decision: the consensus part of a write's latency), self-quits,
+ *     duration of each instance (proposal to decision: the consensus part of a write's latency), the time
+ *     each KV request spent in the replica (arrival to answer, by operation), self-quits,
  *     rejoins (as a learner or by state transfer), and, sampled with each heartbeat, the applied instance,
  *     applied commands, keys and pending values;
  *   - a role status in its heartbeats (`reef status` shows it): its group, applied instance, rounds per second,
@@ -54,6 +55,16 @@ const commandsApplied = Metric.counter("reef_kv_commands_applied_total", {
   incremental: true
 })
 const keys = Metric.gauge("reef_kv_keys", { description: "Keys in this replica's KV state" })
+const requestDuration = Metric.histogram(
+  "reef_kv_request_duration_ms",
+  // 0.125 ms .. ~4 s
+  MetricBoundaries.exponential({ start: 0.125, factor: 2, count: 16 }),
+  "Time from a KV request's arrival at this replica to its answer (proposal, consensus, application), in ms"
+)
+
+/** Operations whose latency is measured: writes by their command, reads behind a barrier. */
+export type KvOperation = "set" | "delete" | "compareAndSet" | "get"
+const OPERATIONS: ReadonlyArray<KvOperation> = ["set", "delete", "compareAndSet", "get"]
 
 export type RejoinKind = "learner" | "transfer"
 
@@ -62,6 +73,7 @@ export class ReplicaTelemetry {
   private readonly tags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly learnerTags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly transferTags: ReadonlyArray<MetricLabel.MetricLabel>
+  private readonly operationTags: ReadonlyMap<string, ReadonlyArray<MetricLabel.MetricLabel>>
   private selfQuitCount = 0
   private rejoinCount = 0
   private appliedCommandsSeen = 0
@@ -72,6 +84,19 @@ export class ReplicaTelemetry {
     this.tags = [MetricLabelModule.make("group", group), MetricLabelModule.make("replica", replica)]
     this.learnerTags = [...this.tags, MetricLabelModule.make("how", "learner")]
     this.transferTags = [...this.tags, MetricLabelModule.make("how", "transfer")]
+    this.operationTags = new Map(OPERATIONS.map((op) => [op, [...this.tags, MetricLabelModule.make("op", op)]]))
+    // Every series exists from the start (at zero): dashboards and alerts see a healthy replica's metrics too.
+    for (const counter of [instancesDecided, roundsDecided, selfQuits, commandsApplied])
+      counter.unsafeUpdate(0, this.tags)
+    for (const how of [this.learnerTags, this.transferTags]) rejoins.unsafeUpdate(0, how)
+    instanceDuration.unsafeValue(this.tags)
+    for (const tags of this.operationTags.values()) requestDuration.unsafeValue(tags)
+  }
+
+  /** A KV request answered (or failed) `ms` after it arrived; per write or read, so it only records. */
+  onRequestDone(operation: string, ms: number): void {
+    const tags = this.operationTags.get(operation)
+    if (tags !== undefined) requestDuration.unsafeUpdate(ms, tags)
   }
 
   /** One decided instance, applied in merged order. */
