@@ -1,37 +1,49 @@
 /**
- * The `reef` binary as a user runs it: `reef up` (with its embedded nats-server and one process per actor),
- * `reef status` against it over gRPC, and `reef up --workload` end to end.
+ * The `reef` binary as a user runs it from a clean clone: `reef up` in one terminal; in another (the same
+ * directory, so the same .reef/cluster.json) `reef kv put a 1`, `reef kv get a`, `reef status --json` and
+ * `reef run counter --id c9`, none of them with a --nats or --gateway flag. Then what leaves the processes:
+ * a replica's /metrics, the Grafana dashboard's queries against what running actors export (and evaluated
+ * by a real Prometheus when one is installed), and Ctrl-C stopping everything `reef up` started.
+ * Every port is a free one, never the defaults, so the test does not collide with a `reef up` of a person.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { reefArgv } from "@reef/devkit"
+import { reefArgv, repoRoot } from "@reef/devkit"
 import { freePort } from "@reef/kernel"
+import {
+  dashboardQueries,
+  exportedSampleNames,
+  promqlMetricNames,
+  withGrafanaVariables
+} from "@reef/observability/dashboard"
 import * as Effect from "effect/Effect"
-import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeHarness, startNats } from "./harness.js"
 
 const running: Array<ChildProcess> = []
 /** The nats-server of tests that need one without `reef up`'s embedded server. */
 const harness = makeHarness()
 afterAll(() => harness.close())
-afterEach(() => {
-  // Each `reef` runs in its own process group: a failed test must not leave its actor processes behind.
-  for (const child of running.splice(0)) {
-    if (child.exitCode === null && child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, "SIGKILL")
-      } catch {
-        child.kill("SIGKILL")
-      }
-    }
-  }
-})
 
-const reef = (args: ReadonlyArray<string>) => {
+const killGroup = (child: ChildProcess) => {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return
+  try {
+    process.kill(-child.pid, "SIGKILL")
+  } catch {
+    child.kill("SIGKILL")
+  }
+}
+
+const reef = (args: ReadonlyArray<string>, options: { readonly cwd?: string } = {}) => {
   const child = spawn(process.execPath, [...reefArgv(args)], {
     stdio: ["ignore", "pipe", "pipe"],
+    // Each `reef` runs in its own process group: a failed test must not leave its actor processes behind.
     detached: true,
-    env: { ...process.env, OTEL_SDK_DISABLED: "true" }
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, OTEL_SDK_DISABLED: "true", NO_COLOR: "1", REEF_CLUSTER_FILE: "" }
   })
   running.push(child)
   const lines: Array<string> = []
@@ -49,46 +61,240 @@ const reef = (args: ReadonlyArray<string>) => {
       waiters.push({ match, resolve })
       void exited.then((code) => reject(new Error(`exited (${code}) before the line; output:\n${lines.join("\n")}`)))
     })
-  return { child, lines, exited, waitForLine }
+  /** Waits for the exit and returns the code with stdout and stderr lines, in order. */
+  const result = async () => ({ code: await exited, output: lines.join("\n") })
+  return { child, lines, exited, waitForLine, result }
 }
 
-describe("reef CLI", () => {
-  it("reef up starts a cluster that reef status lists over gRPC; Ctrl-C stops every process", async () => {
-    const port = await Effect.runPromise(freePort)
-    const up = reef(["up", "--grpc-port", String(port), "--counters", "2", "--cluster", "clitest"])
-    await up.waitForLine((l) => l.includes("is up"))
-    const status = reef(["status", "--gateway", `127.0.0.1:${port}`])
-    expect(await status.exited, status.lines.join("\n")).toBe(0)
-    const table = status.lines.join("\n")
-    // On a failure, what `reef up` printed too.
-    const context = `reef status:\n${table}\nreef up:\n${up.lines.join("\n")}`
-    for (const [role, id] of [
-      ["gateway", "gw1"],
-      ["counter", "c1"],
-      ["counter", "c2"]
+const ports = () => Effect.runPromise(Effect.all([freePort, freePort, freePort, freePort, freePort]))
+
+describe("reef from a clean clone", () => {
+  let dir: string
+  let up: ReturnType<typeof reef>
+  let nats = 0
+  let gateway = 0
+
+  beforeAll(async () => {
+    // A directory of its own: `reef up` writes .reef/cluster.json where it starts, the other commands find it there.
+    dir = mkdtempSync(join(tmpdir(), "reef-cli-test-"))
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort] = await ports()
+    nats = natsPort
+    gateway = grpcPort
+    up = reef(
+      [
+        "up",
+        ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
+        ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
+        ...["--cluster", "clitest"]
+      ],
+      { cwd: dir }
+    )
+    await up.waitForLine((l) => l.includes('Reef cluster "clitest" is up'))
+  }, 150_000)
+
+  afterAll(async () => {
+    if (up !== undefined) killGroup(up.child)
+    for (const child of running.splice(0)) killGroup(child)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Runs a command in the cluster's directory, as a second terminal would. */
+  const inCluster = async (args: ReadonlyArray<string>) => {
+    const ran = await reef(args, { cwd: dir }).result()
+    expect(ran.code, `reef ${args.join(" ")}:\n${ran.output}\nreef up:\n${up.lines.join("\n")}`).toBe(0)
+    return ran.output
+  }
+
+  it("prints every endpoint and writes the cluster file with them", () => {
+    const banner = up.lines.join("\n")
+    expect(banner).toContain(`nats://127.0.0.1:${nats}`)
+    expect(banner).toContain(`gateway (gRPC)      127.0.0.1:${gateway}`)
+    expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
+    for (const actor of ["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3"]) {
+      expect(banner).toMatch(new RegExp(`ready ${actor} in [\\d.]+s`))
+    }
+    const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
+    expect(file).toMatchObject({
+      cluster: "clitest",
+      gateway: `127.0.0.1:${gateway}`,
+      nats: { url: `nats://127.0.0.1:${nats}` }
+    })
+  })
+
+  it("kv put, kv get, status --json and run counter need no flags", async () => {
+    expect(await inCluster(["kv", "put", "a", "1"])).toMatch(/^OK \(version 1, instance \d+\)$/)
+    expect(await inCluster(["kv", "get", "a"])).toBe("1")
+    const status = JSON.parse(await inCluster(["status", "--json"]))
+    const ids = status.members.map((m: { role: string; id: string }) => `${m.role}/${m.id}`)
+    expect(ids).toEqual(expect.arrayContaining(["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "nic/r1"]))
+    const r1 = status.members.find((m: { role: string; id: string }) => m.role === "replica" && m.id === "r1")
+    expect(r1).toMatchObject({
+      state: "joined",
+      status: "running",
+      endpoints: { kv: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }
+    })
+    expect(Number(r1.roleStatus.applied)).toBeGreaterThan(0)
+    expect(r1.columns).toMatchObject({ group: "kv", lag: expect.any(String) })
+
+    const counter = reef(["run", "counter", "--id", "c9"], { cwd: dir })
+    await counter.waitForLine((l) => l.startsWith("reef ready: counter c9"))
+    const joined = JSON.parse(await inCluster(["status", "--role", "counter", "-o", "json"]))
+    expect(joined.members.map((m: { id: string; state: string }) => `${m.id} ${m.state}`)).toContain("c9 joined")
+    counter.child.kill("SIGTERM")
+    expect(await counter.exited).toBe(0)
+    // Recently left actors stay listed, as such.
+    const left = JSON.parse(await inCluster(["status", "--role", "counter", "-o", "json"]))
+    expect(left.members.map((m: { id: string; state: string }) => `${m.id} ${m.state}`)).toContain("c9 left")
+    expect(await inCluster(["ping", "counter/c1", "--relay", "counter/c2"])).toMatch(
+      /counter\/c1 \(pid \d+\) -> counter\/c2/
+    )
+  }, 120_000)
+
+  /** Every actor process's /metrics page, by `role/id`. */
+  const scrapeAll = async () => {
+    const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
+    const pages = new Map<string, string>()
+    for (const actor of file.actors as Array<{ role: string; id: string; endpoints: Record<string, string> }>) {
+      if (actor.endpoints.metrics === undefined) continue
+      pages.set(`${actor.role}/${actor.id}`, await (await fetch(actor.endpoints.metrics)).text())
+    }
+    return pages
+  }
+
+  it("a replica's /metrics has the kernel's and POPUC's metrics", async () => {
+    const page = (await scrapeAll()).get("replica/r1") ?? ""
+    for (const line of [
+      /^reef_actor_handled_total\{actor="replica\/r1"\} \d+$/m,
+      /^reef_actor_mailbox_depth\{actor="nic\/r1"\} \d+$/m,
+      /^reef_actor_handle_latency_ms_bucket\{actor="replica\/r1",le="\+Inf"\} \d+$/m,
+      /^reef_popuc_instances_decided_total\{group="kv",replica="r1"\} [1-9]\d*$/m,
+      /^reef_popuc_rounds_total\{group="kv",replica="r1"\} [1-9]\d*$/m,
+      /^reef_popuc_self_quits_total\{group="kv",replica="r1"\} \d+$/m,
+      /^reef_popuc_instance_duration_ms_count\{group="kv",replica="r1"\} [1-9]\d*$/m,
+      /^reef_kv_request_duration_ms_count\{group="kv",op="set",replica="r1"\} \d+$/m,
+      /^process_resident_memory_bytes \d+$/m
     ]) {
-      expect(table, context).toMatch(new RegExp(`${role}\\s+${id}\\s+joined\\s+running`))
+      expect(page).toMatch(line)
     }
-    for (const id of ["r1", "r2", "r3"]) {
-      expect(table, context).toMatch(new RegExp(`replica\\s+${id}\\s+joined\\s+running`))
+  })
+
+  it("every dashboard query names a metric that a running actor exports", async () => {
+    const dashboard = JSON.parse(
+      readFileSync(join(repoRoot, "observability", "grafana", "dashboards", "reef.json"), "utf8")
+    )
+    const exported = new Set([...(await scrapeAll()).values()].flatMap((page) => [...exportedSampleNames(page)]))
+    const queries = dashboardQueries(dashboard)
+    expect(queries.length).toBeGreaterThan(15)
+    for (const { where, expr } of queries) {
+      for (const metric of promqlMetricNames(expr)) {
+        expect(exported.has(metric), `"${where}" reads ${metric}, which no running actor exports`).toBe(true)
+      }
     }
-    // One process per counter, one for the gateway, one per replica (its nic actor shares the replica's process).
-    const pids = new Set([...table.matchAll(/joined\s+running\s+(\d+)/g)].map((m) => Number(m[1])))
-    expect(pids.size, context).toBe(6)
+  })
+
+  const prometheus = spawnSync("prometheus", ["--version"]).status === 0
+
+  it.runIf(prometheus)(
+    "a real Prometheus scrapes every actor and evaluates every dashboard query",
+    async () => {
+      const [port] = await ports()
+      const targets = join(dir, ".reef", "prometheus-targets.json")
+      const config = join(dir, "prometheus.yml")
+      writeFileSync(
+        config,
+        [
+          "global: { scrape_interval: 1s, evaluation_interval: 1s }",
+          "scrape_configs:",
+          "  - job_name: reef",
+          "    file_sd_configs: [{ files: [" + JSON.stringify(targets) + "], refresh_interval: 1s }]",
+          ""
+        ].join("\n")
+      )
+      const server = spawn(
+        "prometheus",
+        [
+          `--config.file=${config}`,
+          `--storage.tsdb.path=${join(dir, "tsdb")}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          "--log.level=warn"
+        ],
+        { stdio: "ignore", detached: true }
+      )
+      running.push(server)
+      const api = async (path: string) => {
+        for (;;) {
+          try {
+            return (await (await fetch(`http://127.0.0.1:${port}/api/v1/${path}`)).json()) as any
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 200))
+          }
+        }
+      }
+      // Every target scraped, at least a few times (rates need two samples).
+      const expected = JSON.parse(readFileSync(targets, "utf8")).length
+      for (;;) {
+        const active = (await api("targets")).data?.activeTargets ?? []
+        if (active.length === expected && active.every((t: any) => t.health === "up")) break
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 4_000))
+      const dashboard = JSON.parse(
+        readFileSync(join(repoRoot, "observability", "grafana", "dashboards", "reef.json"), "utf8")
+      )
+      for (const { where, expr } of dashboardQueries(dashboard)) {
+        if (where.startsWith("variable")) {
+          const metric = promqlMetricNames(expr)[0]!
+          const values = await api(`label/cluster/values?match[]=${encodeURIComponent(metric)}`)
+          expect(values.data, `${where}: ${expr}`).toContain("clitest")
+          continue
+        }
+        const answer = await api(`query?query=${encodeURIComponent(withGrafanaVariables(expr))}`)
+        expect(answer.status, `${where}: ${expr}\n${JSON.stringify(answer)}`).toBe("success")
+        expect(answer.data.result.length, `${where}: ${expr} returned no series`).toBeGreaterThan(0)
+      }
+    },
+    120_000
+  )
+
+  it("Ctrl-C says what it stops, stops every process and removes the cluster file", async () => {
+    const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
+    const pids = (file.actors as Array<{ pid: number }>).map((a) => a.pid).filter((pid) => pid > 0)
+    expect(new Set(pids).size).toBe(6)
     up.child.kill("SIGINT")
-    expect(await up.exited).not.toBeNull()
-    // Every actor process it started is gone.
-    for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${up.lines.join("\n")}`).toThrow()
-  }, 90_000)
+    expect(await up.exited).toBe(0)
+    const output = up.lines.join("\n")
+    expect(output).toMatch(
+      /Stopping 6 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3\) and nats-server/
+    )
+    expect(output).toContain("Stopped.")
+    for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${output}`).toThrow()
+    expect(existsSync(join(dir, ".reef", "cluster.json"))).toBe(false)
+  }, 60_000)
+})
+
+describe("reef", () => {
+  afterEach(() => {
+    for (const child of running.splice(0)) killGroup(child)
+  })
 
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
-    const port = await Effect.runPromise(freePort)
-    const up = reef(["up", "--workload", "--grpc-port", String(port), "--cluster", "cliwork"])
+    const dir = mkdtempSync(join(tmpdir(), "reef-cli-workload-"))
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort] = await ports()
+    const up = reef(
+      [
+        "up",
+        "--workload",
+        ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
+        ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
+        ...["--cluster", "cliwork"]
+      ],
+      { cwd: dir }
+    )
     // `reef up` bounds each of its phases itself; this watchdog only makes sure that a hang still shows the
     // output (a vitest timeout would not).
-    const watchdog = setTimeout(() => process.kill(-up.child.pid!, "SIGKILL"), 200_000)
-    const code = await up.exited.finally(() => clearTimeout(watchdog))
-    const output = up.lines.join("\n")
+    const watchdog = setTimeout(() => killGroup(up.child), 200_000)
+    const { code, output } = await up.result().finally(() => clearTimeout(watchdog))
+    rmSync(dir, { recursive: true, force: true })
     expect(code, output).toBe(0)
     expect(output).toContain("Workload results")
     expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)

@@ -4,7 +4,9 @@
  * batches for the replica. Engines run in worker threads so consensus timing is isolated from the host.
  */
 import { readdirSync } from "node:fs"
+import { createRequire } from "node:module"
 import os from "node:os"
+import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -114,10 +116,21 @@ const workerFor = (data: EngineWorkerData): Worker => {
   // From source (tsx) the worker must register the TypeScript loader itself; from dist it is plain JS.
   if (import.meta.url.endsWith(".ts")) {
     const entry = new URL("./engine-worker.ts", import.meta.url).href
-    return new Worker(`import { register } from "tsx/esm/api"; register(); await import(${JSON.stringify(entry)})`, {
-      eval: true,
-      workerData: data
-    })
+    // Resolved here: the worker's eval code resolves bare names from the process's working directory, which
+    // may be outside the repository (`reef up` started elsewhere). require gives tsx's CommonJS build; the
+    // ES module one sits next to it.
+    const api = pathToFileURL(
+      createRequire(import.meta.url)
+        .resolve("tsx/esm/api")
+        .replace(/\.cjs$/, ".mjs")
+    ).href
+    return new Worker(
+      `import { register } from ${JSON.stringify(api)}; register(); await import(${JSON.stringify(entry)})`,
+      {
+        eval: true,
+        workerData: data
+      }
+    )
   }
   return new Worker(new URL("./engine-worker.js", import.meta.url), { workerData: data })
 }

@@ -5,8 +5,9 @@
  * nothing here imports @reef/cli, so bench and tests start actors without depending on it.
  */
 import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { distIsFresh } from "./fresh-dist.js"
 
 const here = fileURLToPath(import.meta.url)
@@ -40,7 +41,8 @@ export const reefArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
         ...REEF_NODE_FLAGS,
         "--conditions=@reef/source",
         "--import",
-        "tsx",
+        // Resolved here, not by the child: a child started in another directory would not find "tsx".
+        pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
         join(repoRoot, "services", "cli", "src", "main.ts"),
         ...args
       ]

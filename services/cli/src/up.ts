@@ -29,7 +29,7 @@ import { makeOutput, type Output } from "./progress.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
 import { roles } from "./roles/index.js"
 import type { PlannedActor } from "./roles/role.js"
-import { statusText } from "./status-view.js"
+import { sortMembers, statusText } from "./status-view.js"
 import { formatTable } from "./table.js"
 import { kernelWorkload } from "./workload.js"
 
@@ -140,7 +140,7 @@ const startActors = (placed: ReadonlyArray<Placed>, common: ReadonlyArray<string
 /** The lines of the banner: every endpoint of the cluster. */
 const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: string, targets: string) => {
   const endpoints = (name: string, role?: string) =>
-    members
+    sortMembers(members)
       .filter((m) => isJoined(m) && (role === undefined || m.address?.role === role))
       .flatMap((m) => {
         const address = m.lastHeartbeat?.endpoints[name]

@@ -264,3 +264,12 @@ export const leaf = <const O extends Options, const A extends Args, R>(spec: {
 }): LeafSpec<O, A, R> => ({ _tag: "Leaf", args: {} as A, ...spec })
 
 export const group = <R>(spec: Omit<GroupSpec<R>, "_tag">): GroupSpec<R> => ({ _tag: "Group", ...spec })
+
+/** Every command path of a tree, the root first: `[reef]`, `[reef, run]`, `[reef, run, replica]`, ... */
+export const commandPaths = <R>(
+  command: CommandSpec<R>,
+  prefix: ReadonlyArray<CommandSpec<R>> = []
+): Array<ReadonlyArray<CommandSpec<R>>> => {
+  const path = [...prefix, command]
+  return command._tag === "Group" ? [path, ...command.commands.flatMap((sub) => commandPaths(sub, path))] : [path]
+}

@@ -36,7 +36,7 @@ export const statusCommand = dataCommand({
     "in the last minute. Roles add their own columns: for a replica its group, applied consensus instance, " +
     "rounds per second, self-quits and lag (instances behind the group's most advanced replica).",
   options: {
-    role: Opt.token({ description: "only actors of this role" }),
+    role: Opt.token({ description: "only actors of this role", defaultText: "every role" }),
     watch: Opt.flag({ description: "redraw every --interval until Ctrl-C", short: "w" }),
     interval: Opt.integer({
       description: "redraw period of --watch in ms",

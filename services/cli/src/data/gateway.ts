@@ -21,7 +21,11 @@ export const explainGatewayError = (context: ClientContext) => (error: GatewayCa
       : context.gatewaySource === "flag"
         ? "check --gateway"
         : "no running cluster found here (.reef/cluster.json): start one with 'reef up', or pass --gateway"
-  const reason = error.details.split("\n")[0]!.replace(/^No connection established\. Last error: /, "")
+  const reason = /ECONNREFUSED/.test(error.details)
+    ? "connection refused"
+    : error.code === status.DEADLINE_EXCEEDED
+      ? `no answer in ${context.timeoutMs} ms`
+      : error.details.split("\n")[0]!.replace(/^No connection established\. Last error: /, "")
   return new UnreachableError({ message: `cannot reach the gateway at ${context.gateway} (${reason}): ${from}` })
 }
 

@@ -121,7 +121,7 @@ const cas = dataCommand({
   summary: "set a key only if its current value is --expect (or it is --absent)",
   options: {
     ...target,
-    expect: Opt.text({ description: "the value the key must have now" }),
+    expect: Opt.text({ description: "the value the key must have now", defaultText: "none; give it or --absent" }),
     absent: Opt.flag({ description: "the key must not exist now" })
   },
   args: { key: Arg.text({ description: "the key" }), value: Arg.text({ description: "the new value (UTF-8 text)" }) },

@@ -14,7 +14,7 @@ export const watchCommand = dataCommand({
   description:
     "Prints every current member first, then each change as the gateway sees it, until Ctrl-C. With -o json, one " +
     "JSON object per line.",
-  options: { role: Opt.token({ description: "only actors of this role" }) },
+  options: { role: Opt.token({ description: "only actors of this role", defaultText: "every role" }) },
   examples: ["reef watch", "reef watch --role replica -o json"],
   run: (input, context) =>
     Effect.gen(function* () {
