@@ -10,7 +10,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=0
 apt_install() {
   if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+  # Waits for another apt (a second bootstrap on the same machine) instead of failing on its lock.
+  DEBIAN_FRONTEND=noninteractive as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@" >/dev/null
 }
 
 # nats-server from Debian (2.9): the embedded default of `reef up` and the fixture of the integration tests.
@@ -25,6 +26,14 @@ if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; 
   apt_install redis-server redis-tools
   # Debian's package may start a system service on 6379; Reef starts its own servers on free ports.
   if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
+fi
+# prometheus from Debian (2.42): the CLI test scrapes every actor of a cluster with it and evaluates each query of
+# the Grafana dashboard (observability/grafana). Its recommended node exporter is not needed.
+if ! command -v prometheus >/dev/null 2>&1; then
+  echo "bootstrap: installing prometheus (apt)"
+  apt_install --no-install-recommends prometheus
+  # Debian's package may start a system service on 9090; the test starts its own on a free port.
+  if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
 fi
 # A C++ toolchain: zstd-napi (the Ira hint's compression) builds from its bundled source at install.
 if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
