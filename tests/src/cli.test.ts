@@ -206,7 +206,7 @@ describe("reef from a clean clone", () => {
           "global: { scrape_interval: 1s, evaluation_interval: 1s }",
           "scrape_configs:",
           "  - job_name: reef",
-          "    file_sd_configs: [{ files: [" + JSON.stringify(targets) + "], refresh_interval: 1s }]",
+          `    file_sd_configs: [{ files: [${JSON.stringify(targets)}], refresh_interval: 1s }]`,
           ""
         ].join("\n")
       )

@@ -61,12 +61,11 @@ describe("ReplicaTelemetry", () => {
   it("exports every series from the start, and times requests by operation", () => {
     const telemetry = new ReplicaTelemetry("kv", "rt3")
     expect(series("reef_popuc_self_quits_total", "rt3")[0]?.state).toMatchObject({ count: 0 })
-    expect(series("reef_kv_request_duration_ms", "rt3").map((s) => s.tags.op).sort()).toEqual([
-      "compareAndSet",
-      "delete",
-      "get",
-      "set"
-    ])
+    expect(
+      series("reef_kv_request_duration_ms", "rt3")
+        .map((s) => s.tags.op)
+        .sort()
+    ).toEqual(["compareAndSet", "delete", "get", "set"])
     telemetry.onRequestDone("set", 3)
     telemetry.onRequestDone("set", 5)
     telemetry.onRequestDone("nonsense", 5)
