@@ -4,13 +4,13 @@
  * command line and 1 otherwise, and never a stack trace.
  */
 import { spawn } from "node:child_process"
+import { reefArgv } from "@reef/devkit"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { commandPaths } from "./cli/spec.js"
 import { stripAnsi } from "./cli/terminal.js"
 import { reefCommand } from "./commands/index.js"
 import { anyFreePort } from "./ports.js"
-import { reefArgv } from "@reef/devkit"
 
 interface Ran {
   readonly code: number | null
