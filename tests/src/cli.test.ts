@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { reefArgv, repoRoot } from "@reef/devkit"
 import { freePort } from "@reef/kernel"
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@reef/observability"
 import {
   dashboardQueries,
   exportedSampleNames,
@@ -37,13 +38,16 @@ const killGroup = (child: ChildProcess) => {
   }
 }
 
-const reef = (args: ReadonlyArray<string>, options: { readonly cwd?: string } = {}) => {
+const reef = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: Readonly<Record<string, string>> } = {}
+) => {
   const child = spawn(process.execPath, [...reefArgv(args)], {
     stdio: ["ignore", "pipe", "pipe"],
     // Each `reef` runs in its own process group: a failed test must not leave its actor processes behind.
     detached: true,
     cwd: options.cwd ?? repoRoot,
-    env: { ...process.env, OTEL_SDK_DISABLED: "true", NO_COLOR: "1", REEF_CLUSTER_FILE: "" }
+    env: { ...process.env, OTEL_SDK_DISABLED: "true", NO_COLOR: "1", REEF_CLUSTER_FILE: "", ...options.env }
   })
   running.push(child)
   const lines: Array<string> = []
@@ -73,10 +77,20 @@ describe("reef from a clean clone", () => {
   let up: ReturnType<typeof reef>
   let nats = 0
   let gateway = 0
+  let receiver: OtlpReceiver
+  /** Every process of the cluster exports its spans and metrics to `receiver`, and so does the CLI. */
+  let tracing: Record<string, string> = {}
 
   beforeAll(async () => {
     // A directory of its own: `reef up` writes .reef/cluster.json where it starts, the other commands find it there.
     dir = mkdtempSync(join(tmpdir(), "reef-cli-test-"))
+    receiver = await harness.run(startOtlpReceiver())
+    tracing = {
+      OTEL_SDK_DISABLED: "false",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_METRIC_EXPORT_INTERVAL: "1000"
+    }
     const [natsPort, monitorPort, grpcPort, kvPort, metricsPort] = await ports()
     nats = natsPort
     gateway = grpcPort
@@ -87,9 +101,10 @@ describe("reef from a clean clone", () => {
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
         ...["--cluster", "clitest"]
       ],
-      { cwd: dir }
+      { cwd: dir, env: tracing }
     )
-    await up.waitForLine((l) => l.includes('Reef cluster "clitest" is up'))
+    // The banner's last line: every endpoint has been printed by then.
+    await up.waitForLine((l) => l.startsWith("Ctrl-C stops the cluster"))
   }, 150_000)
 
   afterAll(async () => {
@@ -149,6 +164,44 @@ describe("reef from a clean clone", () => {
       /counter\/c1 \(pid \d+\) -> counter\/c2/
     )
   }, 120_000)
+
+  it("reef kv put is one trace from the CLI through the replica to its consensus instance", async () => {
+    expect((await reef(["kv", "put", "traced", "1"], { cwd: dir, env: tracing }).result()).code).toBe(0)
+    const cliSpan = (s: ReceivedSpan) => s.name === "reef kv put" && s.kind === "client" && s.serviceName === "reef-cli"
+    const spans = await Effect.runPromise(
+      receiver
+        .waitForSpans((all) => {
+          const cli = all.find(cliSpan)
+          return cli !== undefined && all.some((s) => s.traceId === cli.traceId && s.attributes["rpc.method"] === "Set")
+        })
+        .pipe(Effect.timeout("30 seconds"))
+    )
+    const cli = spans.find(cliSpan)!
+    const set = spans.find(
+      (s) => s.traceId === cli.traceId && s.kind === "server" && s.attributes["rpc.method"] === "Set"
+    )
+    expect(set?.serviceName).toBe("reef-replica")
+    // The server span links to the consensus instance that decided the write.
+    const instances = await Effect.runPromise(
+      receiver
+        .waitForSpans((all) =>
+          all.some((s) => s.name.startsWith("popuc.instance ") && set!.links.some((l) => l.spanId === s.spanId))
+        )
+        .pipe(Effect.timeout("30 seconds"))
+    )
+    expect(instances.length).toBeGreaterThan(0)
+  }, 90_000)
+
+  it("metrics leave every actor over OTLP too", async () => {
+    const points = await Effect.runPromise(
+      receiver
+        .waitForMetrics((ps) =>
+          ps.some((p) => p.name === "reef_popuc_instances_decided_total" && p.serviceName === "reef-replica")
+        )
+        .pipe(Effect.timeout("30 seconds"))
+    )
+    expect(points.some((p) => p.name === "reef_actor_handled_total" && p.serviceName === "reef-counter")).toBe(true)
+  }, 60_000)
 
   /** Every actor process's /metrics page, by `role/id`. */
   const scrapeAll = async () => {

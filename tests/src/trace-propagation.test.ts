@@ -27,9 +27,9 @@ beforeAll(async () => {
     // Export quickly instead of every 5 s.
     OTEL_BSP_SCHEDULE_DELAY: "100"
   }
-  const common = { natsUrl: nats.url, cluster, env, extraArgs: ["--grpc-port", String(grpcPort)] }
+  const common = { natsUrl: nats.url, cluster, env }
   await Promise.all([
-    startActorProcess(harness, { role: "gateway", id: "gw", ...common }),
+    startActorProcess(harness, { role: "gateway", id: "gw", ...common, extraArgs: ["--grpc-port", String(grpcPort)] }),
     startActorProcess(harness, { role: "counter", id: "c1", ...common }),
     startActorProcess(harness, { role: "counter", id: "c2", ...common })
   ])

@@ -6,22 +6,32 @@ import { makeKvClient } from "@reef/replica"
 import { percentileOfSorted } from "@reef/stats"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import type { WorkloadRow } from "./workload.js"
+import type { WorkloadProgress, WorkloadRow } from "./workload.js"
 
 export const kvWorkload = (
   replicas: ReadonlyArray<string>,
-  options: { readonly sets: number; readonly inFlight: number; readonly partTimeoutSeconds: number }
+  options: {
+    readonly sets: number
+    readonly inFlight: number
+    readonly partTimeoutSeconds: number
+    readonly progress?: WorkloadProgress
+  }
 ) =>
   Effect.gen(function* () {
     const clients = yield* Effect.forEach(replicas, (_, i) =>
       makeKvClient({ replicas, mode: "colocated", clientIndex: i })
     )
     const rows: Array<WorkloadRow> = []
-    const measure = <A, E>(part: string, n: number, op: (i: number) => Effect.Effect<A, E>, check: string) =>
+    const measure = <A, E>(
+      part: string,
+      span: string,
+      n: number,
+      op: (i: number) => Effect.Effect<A, E>,
+      check: string
+    ) =>
       Effect.gen(function* () {
         const latencies: Array<number> = []
         const t0 = performance.now()
-        yield* Effect.log(`${part}: ${n} operations, ${options.inFlight} in flight`)
         yield* Effect.forEach(
           Array.from({ length: n }, (_, i) => i),
           (i) => {
@@ -30,7 +40,14 @@ export const kvWorkload = (
             // the demo. Sets write a fixed value per index and gets change nothing, so a retry is harmless.
             return op(i).pipe(
               Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.compose(Schedule.recurs(25)))),
-              Effect.tap(() => Effect.sync(() => latencies.push(performance.now() - started)))
+              // One client span per operation (retries included): its trace reaches the replica's server span.
+              Effect.withSpan(span, { kind: "client" }),
+              Effect.tap(() =>
+                Effect.sync(() => {
+                  latencies.push(performance.now() - started)
+                  options.progress?.(part, latencies.length, n)
+                })
+              )
             )
           },
           { concurrency: options.inFlight, discard: true }
@@ -59,12 +76,14 @@ export const kvWorkload = (
       })
     yield* measure(
       `KV set (${replicas.length} replicas)`,
+      "workload kv set",
       options.sets,
       (i) => clients[i % clients.length]!.set(`demo-${i % 100}`, Buffer.from(`value-${i}`)),
       "every set acknowledged after it was applied"
     )
     yield* measure(
       "KV get (linearizable)",
+      "workload kv get",
       options.sets,
       (i) => clients[i % clients.length]!.get(`demo-${i % 100}`),
       "every get ordered through consensus"

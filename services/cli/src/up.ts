@@ -8,6 +8,7 @@
 import { rmSync } from "node:fs"
 import { READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
 import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { ObservabilityLive } from "@reef/observability/live"
 import type { Member } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -25,13 +26,13 @@ import {
 import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
 import { makePortChooser } from "./ports.js"
-import { makeOutput, type Output } from "./progress.js"
+import { makeOutput, type Output, progressText } from "./progress.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
 import { roles } from "./roles/index.js"
 import type { PlannedActor } from "./roles/role.js"
 import { sortMembers, statusText } from "./status-view.js"
 import { formatTable } from "./table.js"
-import { kernelWorkload } from "./workload.js"
+import { kernelWorkload, type WorkloadProgress } from "./workload.js"
 
 /** An actor with the ports `reef up` gave it. */
 interface Placed extends PlannedActor {
@@ -279,7 +280,10 @@ const up = (input: UpInput, path: string) =>
         )
         return yield* Effect.never
       }
-      yield* runWorkload(placed, input.cluster, out)
+      // The workload is a client of the cluster: its spans are exported like the actors' (OTEL_* variables).
+      yield* runWorkload(placed, input.cluster, out).pipe(
+        Effect.provide(ObservabilityLive({ role: "workload", id: `reef-up-${process.pid}` }))
+      )
     })
     yield* program.pipe(
       Effect.scoped,
@@ -289,14 +293,40 @@ const up = (input: UpInput, path: string) =>
 
 const targetsPath = (clusterFile: string) => clusterFile.replace(/cluster\.json$/, "prometheus-targets.json")
 
+/**
+ * Progress of the workload's parts: a line that rewrites itself on a terminal (at most every 100 ms), and on
+ * other output a plain line when a part starts and every 5 s while it runs.
+ */
+const workloadProgress = (out: Output): WorkloadProgress => {
+  let current = ""
+  let startedMs = 0
+  let drawnMs = 0
+  return (part, done, total) => {
+    const now = performance.now()
+    if (part !== current) {
+      current = part
+      startedMs = now
+      drawnMs = now
+      if (!out.live) out.line(`${part}: ${total.toLocaleString("en-US")} operations`)
+    }
+    const interval = out.live ? 100 : 5_000
+    if (now - drawnMs < interval && done < total) return
+    drawnMs = now
+    const text = progressText(part, done, total, (now - startedMs) / 1000)
+    if (out.live) out.status(done < total ? text : "")
+    else if (done < total) out.line(text)
+  }
+}
+
 const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output) =>
   Effect.gen(function* () {
     const counters = placed.filter((a) => a.role === "counter").map((a) => ({ cluster, role: a.role, id: a.id }))
     const kv = placed.filter((a) => a.role === "replica").map((a) => `127.0.0.1:${a.ports["kv-port"]}`)
     out.line("\nRunning the demo workload")
+    const progress = workloadProgress(out)
     const kernel =
       counters.length > 0
-        ? yield* kernelWorkload(counters).pipe(
+        ? yield* kernelWorkload(counters, progress).pipe(
             Effect.timeoutFail({
               duration: "30 seconds",
               onTimeout: () => new Error("kernel workload: no result in 30 s")
@@ -305,8 +335,9 @@ const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output
         : { rows: [], ok: true }
     const kvResult =
       kv.length > 0
-        ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45 })
+        ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45, progress })
         : { rows: [], ok: true }
+    out.status("")
     const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
     out.line(
       `\nWorkload results\n${formatTable(

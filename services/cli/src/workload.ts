@@ -18,7 +18,14 @@ export interface WorkloadRow {
   readonly check: string
 }
 
-export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
+/** Told after each operation of a part: `reef up` draws a progress line from it. */
+export type WorkloadProgress = (part: string, done: number, total: number) => void
+
+/**
+ * Every operation is a client span, so with tracing on each is one trace from the workload through the actors
+ * (without, a span costs microseconds against an ask's hundreds).
+ */
+export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>, progress: WorkloadProgress = () => {}) =>
   Effect.gen(function* () {
     const messenger = yield* Messenger
     const rows: Array<WorkloadRow> = []
@@ -28,20 +35,28 @@ export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
     const asks = 4_000
     const latencies: Array<number> = []
     let started = performance.now()
+    const askPart = "ask (32 in flight)"
     yield* Effect.forEach(
       Array.from({ length: asks }, (_, i) => i),
       (i) => {
         const t0 = performance.now()
-        return messenger
-          .ask(counters[i % counters.length]!, CounterAddRpc, { key, amount: 1 })
-          .pipe(Effect.tap(() => Effect.sync(() => latencies.push(performance.now() - t0))))
+        const counter = counters[i % counters.length]!
+        return messenger.ask(counter, CounterAddRpc, { key, amount: 1 }).pipe(
+          Effect.withSpan("workload ask", { kind: "client", attributes: { "reef.actor": `counter/${counter.id}` } }),
+          Effect.tap(() =>
+            Effect.sync(() => {
+              latencies.push(performance.now() - t0)
+              progress(askPart, latencies.length, asks)
+            })
+          )
+        )
       },
       { concurrency: 32, discard: true }
     )
     let seconds = (performance.now() - started) / 1000
     latencies.sort((a, b) => a - b)
     rows.push({
-      part: "ask (32 in flight)",
+      part: askPart,
       operations: asks,
       seconds,
       perSecond: asks / seconds,
@@ -55,8 +70,17 @@ export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
     const batchSize = 500
     const batch = Array.from({ length: batchSize }, () => CounterAdd.fromPartial({ key: `${key}-tell`, amount: 1 }))
     started = performance.now()
-    for (let b = 0; b < batches; b++) yield* messenger.tellMany(counters[0]!, CounterAdd, batch)
-    const total = yield* messenger.ask(counters[0]!, CounterGetRpc, { key: `${key}-tell` })
+    for (let b = 0; b < batches; b++) {
+      yield* messenger
+        .tellMany(counters[0]!, CounterAdd, batch)
+        .pipe(
+          Effect.withSpan("workload tell batch", { kind: "producer", attributes: { "reef.batch.size": batchSize } })
+        )
+      progress(`batched tell (${batchSize}/msg)`, (b + 1) * batchSize, batches * batchSize)
+    }
+    const total = yield* messenger
+      .ask(counters[0]!, CounterGetRpc, { key: `${key}-tell` })
+      .pipe(Effect.withSpan("workload check", { kind: "client" }))
     seconds = (performance.now() - started) / 1000
     const expected = batches * batchSize
     rows.push({
@@ -71,7 +95,9 @@ export const kernelWorkload = (counters: ReadonlyArray<ActorAddress>) =>
     // Ping through every counter: one trace crossing every process.
     started = performance.now()
     const [first, ...rest] = counters
-    const ping = yield* messenger.ask(first!, PingRpc, { target: first, relay: rest, payload: "workload" })
+    const ping = yield* messenger
+      .ask(first!, PingRpc, { target: first, relay: rest, payload: "workload" })
+      .pipe(Effect.withSpan("workload ping", { kind: "client" }))
     seconds = (performance.now() - started) / 1000
     rows.push({
       part: "ping relay",
