@@ -31,8 +31,7 @@ export interface TaggedFailure {
   readonly code?: ErrorCode
 }
 
-/** Name of the trailer carrying the Reef error code (e.g. `ERROR_CODE_STOPPED`), finer than the gRPC status. */
-export const REEF_ERROR_CODE_TRAILER = "reef-error-code"
+export { REEF_ERROR_CODE_TRAILER } from "./trailer.js"
 
 /**
  * The gRPC status of a Reef error code. `OVERSIZED` is RESOURCE_EXHAUSTED (a message between actors exceeded

@@ -71,6 +71,10 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
         yield* presence.announce({ metrics: metrics.url }, { role: role.role, id })
       }
       const started = yield* role.start(input, { id, cluster, natsUrl })
+      // Runs first when the scope closes (Ctrl-C, SIGTERM): say what stops before it does.
+      yield* Effect.addFinalizer(() =>
+        Effect.logInfo(`stopping ${role.role} ${id}: draining its mailbox, then leaving cluster ${cluster}`)
+      )
       if (started.endpoints !== undefined) yield* presence.announce(started.endpoints, { role: role.role, id })
       yield* Effect.sync(() => console.log(`${READY_PREFIX} ${started.description} (pid ${process.pid})`))
       return yield* Effect.never

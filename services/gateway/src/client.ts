@@ -4,7 +4,7 @@
  * (so a trace can start at the CLI), and gRPC failures as one tagged error carrying the status.
  */
 import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
-import { REEF_ERROR_CODE_TRAILER } from "@reef/grpc"
+import { REEF_ERROR_CODE_TRAILER } from "@reef/grpc/trailer"
 import {
   ATTR_RPC_METHOD,
   ATTR_RPC_SERVICE,
@@ -13,18 +13,10 @@ import {
   RPC_SYSTEM_GRPC,
   TRACEPARENT_HEADER
 } from "@reef/observability/tracing"
-import {
-  type ActorAddress,
-  ClusterClient,
-  type Member,
-  type MembershipEvent,
-  type PingReply,
-  type PingRequest
-} from "@reef/proto"
+import { type ActorAddress, ClusterClient, type Member, type PingReply, type PingRequest } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 
 /** A Cluster call failed; `code` is the gRPC status, `reefCode` the `reef-error-code` trailer when sent. */
 export class GatewayCallError extends Data.TaggedError("GatewayCallError")<{
@@ -45,7 +37,7 @@ export interface CallOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000
 
-const callError = (method: string, error: Partial<ServiceError>) => {
+export const callError = (method: string, error: Partial<ServiceError>) => {
   const reefCode = error.metadata?.get(REEF_ERROR_CODE_TRAILER)[0]
   return new GatewayCallError({
     method,
@@ -63,7 +55,7 @@ export const clusterClient = (address: string) =>
   )
 
 /** Metadata carrying the current span's traceparent. */
-const traceMetadata = Effect.map(currentTraceparent, (traceparent) => {
+export const traceMetadata = Effect.map(currentTraceparent, (traceparent) => {
   const metadata = new Metadata()
   if (Option.isSome(traceparent)) metadata.set(TRACEPARENT_HEADER, traceparent.value)
   return metadata
@@ -125,31 +117,3 @@ export const ping = (
   }
   return unary(address, "Ping", (c) => c.ping, message, options)
 }
-
-/** How many membership events may wait for the consumer before the gRPC stream is paused. */
-const WATCH_BUFFER = 256
-
-/** The current members, then every change, until the consumer stops or the gateway ends the stream. */
-export const watchMembership = (address: string, role = ""): Stream.Stream<MembershipEvent, GatewayCallError> =>
-  Stream.unwrapScoped(
-    Effect.gen(function* () {
-      const client = yield* clusterClient(address)
-      const metadata = yield* traceMetadata
-      return Stream.async<MembershipEvent, GatewayCallError>(
-        (emit) => {
-          const call = client.watchMembership({ role }, metadata)
-          call.on("data", (event: MembershipEvent) => {
-            // Backpressure: stop reading from the socket until the buffer takes the event.
-            call.pause()
-            void emit.single(event).then(() => call.resume())
-          })
-          call.on("error", (error: ServiceError) =>
-            error.code === status.CANCELLED ? emit.end() : emit.fail(callError("WatchMembership", error))
-          )
-          call.on("end", () => emit.end())
-          return Effect.sync(() => call.cancel())
-        },
-        { bufferSize: WATCH_BUFFER }
-      )
-    })
-  )

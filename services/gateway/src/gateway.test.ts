@@ -20,8 +20,9 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { service as healthService } from "grpc-health-check"
-import { type GatewayCallError, listActors, ping, watchMembership } from "./client.js"
+import { type GatewayCallError, listActors, ping } from "./client.js"
 import { runGateway } from "./gateway.js"
+import { watchMembership } from "./watch.js"
 
 const CLUSTER = "test"
 const kernel = memoryKernelLayer({ cluster: CLUSTER })

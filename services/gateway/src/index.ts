@@ -7,8 +7,7 @@ export {
   clusterClient,
   GatewayCallError,
   listActors,
-  ping,
-  watchMembership
+  ping
 } from "./client.js"
 export {
   type ClusterServiceOptions,
@@ -30,3 +29,4 @@ export {
   gatewayLayer,
   runGateway
 } from "./gateway.js"
+export { watchMembership } from "./watch.js"

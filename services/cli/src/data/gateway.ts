@@ -3,10 +3,9 @@
  * where the address came from and what to do.
  */
 import { status } from "@grpc/grpc-js"
-import { GatewayCallError, listActors, ping, watchMembership } from "@reef/gateway/client"
+import { type GatewayCallError, listActors, ping } from "@reef/gateway/client"
 import { type ActorAddress, type Member, MemberState } from "@reef/proto"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { UnreachableError } from "./client.js"
 import type { ClientContext } from "./command.js"
 
@@ -43,13 +42,6 @@ export const pingActor = (
 ) =>
   ping(context.gateway, { target, relay, payload }, { timeoutMs: context.timeoutMs }).pipe(
     Effect.mapError(explainGatewayError(context))
-  )
-
-/** Emits every membership event (the current members first) until interrupted. */
-export const printMembershipChanges = (context: ClientContext, role = "") =>
-  watchMembership(context.gateway, role).pipe(
-    Stream.mapError((error) => (error instanceof GatewayCallError ? explainGatewayError(context)(error) : error)),
-    Stream.runForEach(context.emit)
   )
 
 /** The `endpoint` of every joined member of `role` (e.g. each replica's `kv`), sorted by id. */

@@ -18,7 +18,7 @@ export const watchCommand = dataCommand({
   examples: ["reef watch", "reef watch --role replica -o json"],
   run: (input, context) =>
     Effect.gen(function* () {
-      const { printMembershipChanges } = yield* Effect.promise(() => import("./gateway.js"))
+      const { printMembershipChanges } = yield* Effect.promise(() => import("./watch-stream.js"))
       yield* printMembershipChanges(context, input.role ?? "")
     }),
   text: (event: MembershipEvent, style) => {

@@ -1,0 +1,96 @@
+import { ActorStatus, type Member, MemberState } from "@reef/proto"
+import { describe, expect, it } from "vitest"
+import { makeStyle } from "./cli/terminal.js"
+import { prometheusTargets } from "./prometheus-targets.js"
+import { roles } from "./roles/index.js"
+import { replicaLag } from "./roles/replica.js"
+import { ago, statusJson, statusText } from "./status-view.js"
+
+const member = (
+  role: string,
+  id: string,
+  state: MemberState,
+  lastSeenMs: number,
+  roleStatus: Record<string, string> = {},
+  endpoints: Record<string, string> = {}
+): Member => ({
+  address: { cluster: "local", role, id },
+  state,
+  lastSeenMs,
+  lastHeartbeat: {
+    address: { cluster: "local", role, id },
+    load: 0,
+    version: "0.1.0",
+    status: ActorStatus.ACTOR_STATUS_RUNNING,
+    incarnation: `${id}-1`,
+    handled: 5,
+    errored: 0,
+    mailboxDepth: 0,
+    restarts: 0,
+    leaving: false,
+    pid: 100,
+    endpoints,
+    roleStatus
+  }
+})
+const joined = MemberState.MEMBER_STATE_JOINED
+const replica = (id: string, applied: number, rate: number, seenMs: number, group = "kv", state = joined) =>
+  member("replica", id, state, seenMs, { group, applied: String(applied), "instances/s": String(rate) })
+
+describe("a replica's lag", () => {
+  it("compares replicas of one group at one moment, each projected at its own rate", () => {
+    // r2's heartbeat is 500 ms older: at 100 instances/s it was 50 behind then, which is no lag.
+    const members = [replica("r1", 1000, 100, 10_000), replica("r2", 950, 100, 9_500), replica("r3", 900, 100, 10_000)]
+    const lag = replicaLag(members)
+    expect(members.map((m) => lag.get(m))).toEqual([0, 0, 100])
+  })
+
+  it("keeps groups apart and gives members that are not joined no lag", () => {
+    const members = [
+      replica("r1", 10, 0, 1_000),
+      replica("q1", 5_000, 0, 1_000, "kv2"),
+      replica("r2", 4, 0, 1_000, "kv", MemberState.MEMBER_STATE_SUSPECTED)
+    ]
+    const lag = replicaLag(members)
+    expect(members.map((m) => lag.get(m))).toEqual([0, 0, undefined])
+  })
+})
+
+describe("the status table", () => {
+  const nowMs = 20_000
+  const members = [
+    member("counter", "c10", joined, 19_900, {}, { metrics: "http://127.0.0.1:9466/metrics" }),
+    member("counter", "c2", MemberState.MEMBER_STATE_LEFT, 2_000),
+    replica("r1", 1000, 100, 19_800),
+    replica("r2", 990, 100, 19_800)
+  ]
+
+  it("lists every member (left ones as such, in natural order) and each role's own columns", () => {
+    const text = statusText({ members, nowMs, roles }, makeStyle(false))
+    const lines = text.split("\n")
+    expect(lines[0]).toMatch(/^role\s+id\s+state\s+status\s+pid/)
+    expect(lines[2]).toMatch(/^counter\s+c2\s+left\s+running\s+100\s+5\s+0\s+0\s+0\s+18s ago/)
+    expect(lines[3]).toMatch(/^counter\s+c10\s+joined\s+.*metrics=http:\/\/127\.0\.0\.1:9466\/metrics$/)
+    expect(text).toMatch(/\nreplica\nid\s+group\s+applied\s+rounds\/s\s+self-quits\s+lag\n/)
+    expect(text).toMatch(/\nr2\s+kv\s+990\s+-\s+-\s+10/)
+  })
+
+  it("gives scripts every field, role columns included", () => {
+    const json = statusJson({ members, nowMs, roles })
+    expect(json.members.map((m) => `${m.role}/${m.id} ${m.state}`)).toEqual([
+      "counter/c2 left",
+      "counter/c10 joined",
+      "replica/r1 joined",
+      "replica/r2 joined"
+    ])
+    expect(json.members[3]).toMatchObject({ lastSeenAgoMs: 200, columns: { applied: "990", lag: "10" } })
+  })
+
+  it("writes one Prometheus target per process that announces /metrics", () => {
+    expect(prometheusTargets(members, "local")).toEqual([
+      { targets: ["127.0.0.1:9466"], labels: { cluster: "local", role: "counter", id: "c10" } }
+    ])
+    expect(ago(250)).toBe("0.3s ago")
+    expect(ago(90_000)).toBe("90s ago")
+  })
+})
