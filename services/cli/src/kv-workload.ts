@@ -6,6 +6,7 @@ import { makeKvClient } from "@reef/replica"
 import { percentileOfSorted } from "@reef/stats"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import { UpFailedError } from "./cli/errors.js"
 import type { WorkloadProgress, WorkloadRow } from "./workload.js"
 
 export const kvWorkload = (
@@ -57,9 +58,9 @@ export const kvWorkload = (
           Effect.timeoutFail({
             duration: `${options.partTimeoutSeconds} seconds`,
             onTimeout: () =>
-              new Error(
-                `${part}: only ${latencies.length} of ${n} operations finished in ${options.partTimeoutSeconds} s`
-              )
+              new UpFailedError({
+                message: `${part}: only ${latencies.length} of ${n} operations finished in ${options.partTimeoutSeconds} s`
+              })
           })
         )
         const seconds = (performance.now() - t0) / 1000

@@ -11,6 +11,7 @@ import { serveMetrics } from "@reef/observability/metrics"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { ClusterStateError } from "./cli/errors.js"
 import { readClusterFile } from "./cluster-file.js"
 import { DEFAULT_CLUSTER, DEFAULT_NATS_URL } from "./commands/common.js"
 import { actorIdOf, type RunInput } from "./commands/run.js"
@@ -57,7 +58,9 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
     const file = lookup._tag === "Found" ? lookup.file : undefined
     if (input["cluster-file"] !== undefined && file === undefined) {
       return Effect.fail(
-        new Error(`--cluster-file ${input["cluster-file"]}: no running cluster there (${lookup._tag.toLowerCase()})`)
+        new ClusterStateError({
+          message: `--cluster-file ${input["cluster-file"]}: no running cluster there (${lookup._tag.toLowerCase()})`
+        })
       )
     }
     const natsUrl = input.nats ?? file?.nats.url ?? DEFAULT_NATS_URL

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { type CliFailure, ClusterStateError, UpFailedError } from "./cli/errors.js"
 import { colourEnabled } from "./cli/terminal.js"
 import {
   type ClusterActor,
@@ -172,15 +173,15 @@ const clusterActors = (members: ReadonlyArray<Member>): ReadonlyArray<ClusterAct
     endpoints: m.lastHeartbeat?.endpoints ?? {}
   }))
 
-export const runUp = (input: UpInput) =>
-  Effect.suspend(() => {
+export const runUp = (input: UpInput): Effect.Effect<void, CliFailure> =>
+  Effect.suspend((): Effect.Effect<void, CliFailure> => {
     const path = input["cluster-file"] ?? defaultClusterFilePath()
     const existing = readClusterFile(path)
     if (existing._tag === "Found") {
       return Effect.fail(
-        new Error(
-          `a cluster is already running from here (reef up pid ${existing.file.pid}, ${existing.path}); stop it first, or pass --cluster-file`
-        )
+        new ClusterStateError({
+          message: `a cluster is already running from here (reef up pid ${existing.file.pid}, ${existing.path}); stop it first, or pass --cluster-file`
+        })
       )
     }
     return up(input, path).pipe(
@@ -219,7 +220,8 @@ const up = (input: UpInput, path: string) =>
         .pipe(
           Effect.timeoutFail({
             duration: "30 seconds",
-            onTimeout: () => new Error("every actor printed ready, but not all of them joined within 30 s")
+            onTimeout: () =>
+              new UpFailedError({ message: "every actor printed ready, but not all of them joined within 30 s" })
           })
         )
       const gateway = placed.find((a) => a.role === "gateway")
@@ -329,7 +331,7 @@ const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output
         ? yield* kernelWorkload(counters, progress).pipe(
             Effect.timeoutFail({
               duration: "30 seconds",
-              onTimeout: () => new Error("kernel workload: no result in 30 s")
+              onTimeout: () => new UpFailedError({ message: "kernel workload: no result in 30 s" })
             })
           )
         : { rows: [], ok: true }
@@ -353,5 +355,5 @@ const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output
         ])
       )}\n`
     )
-    if (!result.ok) return yield* Effect.fail(new Error("workload check failed"))
+    if (!result.ok) return yield* new UpFailedError({ message: "workload check failed (see the table)" })
   })

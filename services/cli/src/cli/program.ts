@@ -13,7 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import { UsageError } from "./errors.js"
+import { type CliFailure, UsageError } from "./errors.js"
 import { colourEnabled, makeStyle, type Style } from "./terminal.js"
 
 export const EXIT_FAILURE = 1
@@ -72,7 +72,7 @@ export interface ProgramOptions {
 }
 
 /** Runs `program` as this process, until it ends or a signal interrupts it; exits with its code. */
-export const runProgram = (program: Effect.Effect<void, unknown>, options: ProgramOptions): void => {
+export const runProgram = (program: Effect.Effect<void, CliFailure>, options: ProgramOptions): void => {
   const style = makeStyle(colourEnabled(process.stderr.isTTY))
   const logger = reefLogger(style, options.verbose, (line) => process.stderr.write(line))
   const reported = program.pipe(

@@ -1,5 +1,6 @@
 /** `reef bench <suite>`: runs `pnpm bench <suite>` (build, then bench/dist/main.js) from the repository root. */
 import * as Effect from "effect/Effect"
+import { type CliFailure, SubprocessFailedError } from "../cli/errors.js"
 import { Arg, leaf, Opt } from "../cli/spec.js"
 
 export const benchCommand = leaf({
@@ -10,7 +11,7 @@ export const benchCommand = leaf({
   options: { quick: Opt.flag({ description: "a short run (CI's contract check), not a measurement" }) },
   args: { suite: Arg.text({ description: "the suite: kernel, popuc, soak, ..." }) },
   examples: ["reef bench kernel --quick"],
-  run: (input): Effect.Effect<void, unknown> =>
+  run: (input): Effect.Effect<void, CliFailure> =>
     Effect.gen(function* () {
       const [{ spawn }, { repoRoot }] = yield* Effect.promise(() =>
         Promise.all([import("node:child_process"), import("@reef/devkit")])
@@ -24,7 +25,6 @@ export const benchCommand = leaf({
         child.once("exit", (exit) => resume(Effect.succeed(exit)))
         return Effect.sync(() => child.kill("SIGTERM"))
       })
-      if (code !== 0)
-        return yield* Effect.fail(new Error(`pnpm bench ${input.suite} exited with ${code ?? "an error"}`))
+      if (code !== 0) return yield* new SubprocessFailedError({ command: `pnpm bench ${input.suite}`, exitCode: code })
     })
 })

@@ -1,5 +1,6 @@
 /** The `reef` command tree: every command, in the order `reef --help` lists them. */
 import type * as Effect from "effect/Effect"
+import type { CliFailure } from "../cli/errors.js"
 import { group } from "../cli/spec.js"
 import { dataCommands } from "../data/index.js"
 import { benchCommand } from "./bench.js"
@@ -9,7 +10,7 @@ import { upCommand } from "./up.js"
 
 export const VERSION = "0.1.0"
 
-export const reefCommand = group<Effect.Effect<void, unknown>>({
+export const reefCommand = group<Effect.Effect<void, CliFailure>>({
   name: "reef",
   summary: "run and inspect a Reef cluster of actors",
   description:

@@ -1,5 +1,6 @@
 /** `reef run <role>`: one subcommand per role of the registry, each with its own options and help. */
 import * as Effect from "effect/Effect"
+import type { CliFailure } from "../cli/errors.js"
 import { group, type Input, leaf, type Options } from "../cli/spec.js"
 import { roles } from "../roles/index.js"
 import type { RoleSpec } from "../roles/role.js"
@@ -26,17 +27,17 @@ const roleCommand = (role: RoleSpec<any, any>) =>
     options: roleOptions(role) as typeof runCommonOptions,
     ...(role.examples === undefined ? {} : { examples: role.examples }),
     validate: (input) => role.validate?.(input, actorIdOf(role.role, input)),
-    run: (input): Effect.Effect<void, unknown> => runRoleLazily(role, input)
+    run: (input): Effect.Effect<void, CliFailure> => runRoleLazily(role, input)
   })
 
 /** Loads the runner only when it runs: help and parsing stay light. */
-const runRoleLazily = (role: RoleSpec<any, any>, input: RunInput): Effect.Effect<void, unknown> =>
+const runRoleLazily = (role: RoleSpec<any, any>, input: RunInput): Effect.Effect<void, CliFailure> =>
   Effect.flatMap(
     Effect.promise(() => import("../run-role.js")),
     ({ runRole }) => runRole(role, input)
   )
 
-export const runCommand = group<Effect.Effect<void, unknown>>({
+export const runCommand = group<Effect.Effect<void, CliFailure>>({
   name: "run",
   summary: "start one actor process of a role, joining a running cluster",
   description:

@@ -3,6 +3,7 @@
  * (`--counters`, `--replicas`, `--kv-port`, ...), so a role that joins `reef up` documents its sizing itself.
  */
 import * as Effect from "effect/Effect"
+import type { CliFailure } from "../cli/errors.js"
 import { suggestion } from "../cli/parse.js"
 import { type Input, leaf, Opt, type Options } from "../cli/spec.js"
 import { roles } from "../roles/index.js"
@@ -95,7 +96,7 @@ export const upCommand = leaf({
     "reef up --nats nats://127.0.0.1:4222   # an existing server (e.g. observability/compose.yaml)"
   ],
   validate: (input) => validateUp(input as UpInput),
-  run: (input): Effect.Effect<void, unknown> =>
+  run: (input): Effect.Effect<void, CliFailure> =>
     Effect.flatMap(
       Effect.promise(() => import("../up.js")),
       ({ runUp }) => runUp(input as UpInput)

@@ -5,6 +5,7 @@
 import { ObservabilityLive } from "@reef/observability/live"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type { CliFailure } from "../cli/errors.js"
 import type { Args, Options } from "../cli/spec.js"
 import type { Style } from "../cli/terminal.js"
 import { noClusterMessage, readClusterFile } from "../cluster-file.js"
@@ -32,7 +33,7 @@ export const runClientCommand = <O extends Options, A extends Args, R>(
   spec: DataCommandSpec<O, A, R>,
   input: ClientInput<O, A>,
   style: Style
-): Effect.Effect<void, unknown> =>
+): Effect.Effect<void, CliFailure> =>
   Effect.gen(function* () {
     const format = input.json ? "json" : input.output
     const lookup = readClusterFile(input["cluster-file"])

@@ -10,6 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { CliFailure } from "../cli/errors.js"
 import { type Args, type Input, type LeafSpec, leaf, type Options } from "../cli/spec.js"
 import { type Style, stdoutStyle } from "../cli/terminal.js"
 import type { ClusterFile } from "../cluster-file.js"
@@ -41,14 +42,14 @@ export interface DataCommandSpec<O extends Options, A extends Args, R> {
   readonly examples?: ReadonlyArray<string>
   readonly validate?: (input: Input<O, A>) => string | undefined
   /** The result to print, or nothing when the command printed its items with `emit`. */
-  readonly run: (input: ClientInput<O, A>, context: ClientContext) => Effect.Effect<R | void, unknown, Scope.Scope>
+  readonly run: (input: ClientInput<O, A>, context: ClientContext) => Effect.Effect<R | void, CliFailure, Scope.Scope>
   readonly text: (result: R, style: Style) => string
   readonly json?: (result: R) => unknown
 }
 
 export const dataCommand = <const O extends Options, const A extends Args, R>(
   spec: DataCommandSpec<O, A, R>
-): LeafSpec<O & typeof clientOptions, A, Effect.Effect<void, unknown>> => {
+): LeafSpec<O & typeof clientOptions, A, Effect.Effect<void, CliFailure>> => {
   for (const name of Object.keys(spec.options)) {
     if (name in clientOptions) throw new Error(`reef ${spec.command}: option --${name} clashes with a client option`)
   }

@@ -3,12 +3,13 @@
  * adds its commands (a `group` of `dataCommand`s, see kv.ts) in a file next to these and one entry here.
  */
 import type * as Effect from "effect/Effect"
+import type { CliFailure } from "../cli/errors.js"
 import type { CommandSpec } from "../cli/spec.js"
 import { kvCommands } from "./kv.js"
 import { pingCommand } from "./ping.js"
 import { watchCommand } from "./watch.js"
 
-export const dataCommands: ReadonlyArray<CommandSpec<Effect.Effect<void, unknown>>> = [
+export const dataCommands: ReadonlyArray<CommandSpec<Effect.Effect<void, CliFailure>>> = [
   kvCommands,
   pingCommand,
   watchCommand

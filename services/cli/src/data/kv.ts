@@ -5,7 +5,7 @@
  */
 import type { StateResponse } from "@reef/proto"
 import * as Effect from "effect/Effect"
-import { UsageError } from "../cli/errors.js"
+import { ClusterStateError, NotFoundError, UsageError } from "../cli/errors.js"
 import { Arg, group, Opt } from "../cli/spec.js"
 import { formatTable } from "../table.js"
 import { type ClientContext, dataCommand } from "./command.js"
@@ -35,11 +35,9 @@ const kvClient = (
       (r) => (r.member.lastHeartbeat?.roleStatus.group ?? input.group) === input.group
     )
     if (inGroup.length === 0) {
-      return yield* Effect.fail(
-        new Error(
-          `no joined replica of group ${input.group} in this cluster (start some with 'reef up' or 'reef run replica')`
-        )
-      )
+      return yield* new ClusterStateError({
+        message: `no joined replica of group ${input.group} in this cluster (start some with 'reef up' or 'reef run replica')`
+      })
     }
     const chosen = input.replica === undefined ? inGroup : inGroup.filter((r) => r.id === input.replica)
     if (chosen.length === 0) {
@@ -56,9 +54,6 @@ const kvClient = (
     return { client, replicas }
   })
 
-/** A KV call's failure in one line (`Get on 127.0.0.1:7001: ...` as the client words it). */
-const kvFailure = (error: { readonly message: string }) => new Error(error.message)
-
 const get = dataCommand({
   name: "get",
   command: "kv get",
@@ -69,9 +64,9 @@ const get = dataCommand({
   run: (input, context) =>
     Effect.gen(function* () {
       const { client } = yield* kvClient(context, input)
-      const reply = yield* client.get(input.key).pipe(Effect.mapError(kvFailure))
+      const reply = yield* client.get(input.key)
       if (!reply.found && context.format === "text")
-        return yield* Effect.fail(new Error(`key "${input.key}" not found`))
+        return yield* new NotFoundError({ message: `key "${input.key}" not found` })
       return { key: input.key, ...reply }
     }),
   text: (r) => text(r.value),
@@ -94,7 +89,7 @@ const put = dataCommand({
   run: (input, context) =>
     Effect.gen(function* () {
       const { client } = yield* kvClient(context, input)
-      const reply = yield* client.set(input.key, Buffer.from(input.value, "utf8")).pipe(Effect.mapError(kvFailure))
+      const reply = yield* client.set(input.key, Buffer.from(input.value, "utf8"))
       return { key: input.key, ...reply }
     }),
   text: (r) => `OK (version ${r.version}, instance ${r.instance})`
@@ -109,7 +104,7 @@ const del = dataCommand({
   run: (input, context) =>
     Effect.gen(function* () {
       const { client } = yield* kvClient(context, input)
-      const reply = yield* client.delete(input.key).pipe(Effect.mapError(kvFailure))
+      const reply = yield* client.delete(input.key)
       return { key: input.key, ...reply }
     }),
   text: (r) => (r.existed ? `deleted (instance ${r.instance})` : `"${r.key}" did not exist (instance ${r.instance})`)
@@ -132,9 +127,7 @@ const cas = dataCommand({
     Effect.gen(function* () {
       const { client } = yield* kvClient(context, input)
       const expected = input.absent ? null : Buffer.from(input.expect!, "utf8")
-      const reply = yield* client
-        .compareAndSet(input.key, expected, Buffer.from(input.value, "utf8"))
-        .pipe(Effect.mapError(kvFailure))
+      const reply = yield* client.compareAndSet(input.key, expected, Buffer.from(input.value, "utf8"))
       return { key: input.key, ...reply }
     }),
   text: (r) =>
@@ -157,7 +150,7 @@ const state = dataCommand({
   run: (input, context) =>
     Effect.gen(function* () {
       const { client, replicas } = yield* kvClient(context, input, true)
-      return yield* Effect.forEach(replicas, (_, i) => client.state(i).pipe(Effect.mapError(kvFailure)), {
+      return yield* Effect.forEach(replicas, (_, i) => client.state(i), {
         concurrency: "unbounded"
       })
     }),

@@ -14,6 +14,7 @@ import type { Kernel } from "@reef/kernel"
 import type { Member } from "@reef/proto"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type { CliFailure } from "../cli/errors.js"
 import type { Input, Options } from "../cli/spec.js"
 
 /** What every `reef run <role>` gets besides its own options (parsed from the common options). */
@@ -79,7 +80,10 @@ export interface RoleSpec<O extends Options = Options, U extends Options = Optio
   /** Checks across values, with the id (`--members` must include the replica's own id). */
   readonly validate?: (input: Input<O, {}>, id: string) => string | undefined
   /** Starts the role in the current scope (actors spawned, servers listening) and says what runs. */
-  readonly start: (input: Input<O, {}>, context: RoleContext) => Effect.Effect<Started, unknown, Kernel | Scope.Scope>
+  readonly start: (
+    input: Input<O, {}>,
+    context: RoleContext
+  ) => Effect.Effect<Started, CliFailure, Kernel | Scope.Scope>
   readonly up?: RoleUp<U>
   readonly status?: RoleStatusColumns
 }
