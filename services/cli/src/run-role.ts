@@ -67,6 +67,7 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
     const cluster = input.cluster ?? file?.cluster ?? DEFAULT_CLUSTER
     const program = Effect.gen(function* () {
       const presence = yield* PresenceDetails
+      yield* Effect.logDebug(`joined cluster ${cluster} through ${natsUrl}`)
       const metricsPort = input["metrics-port"]
       if (metricsPort !== "off") {
         const metrics = yield* serveMetrics({ port: metricsPort })
@@ -74,9 +75,11 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
         yield* presence.announce({ metrics: metrics.url }, { role: role.role, id })
       }
       const started = yield* role.start(input, { id, cluster, natsUrl })
-      // Runs first when the scope closes (Ctrl-C, SIGTERM): say what stops before it does.
+      // Runs first when the scope closes (Ctrl-C, SIGTERM): say what stops before it does (a child of
+      // `reef up` only with --verbose: its parent already says what it stops).
+      const stopping = `stopping ${role.role} ${id}: draining its mailbox, then leaving cluster ${cluster}`
       yield* Effect.addFinalizer(() =>
-        Effect.logInfo(`stopping ${role.role} ${id}: draining its mailbox, then leaving cluster ${cluster}`)
+        process.env.REEF_EXIT_WITH_PARENT === "1" ? Effect.logDebug(stopping) : Effect.logInfo(stopping)
       )
       if (started.endpoints !== undefined) yield* presence.announce(started.endpoints, { role: role.role, id })
       yield* Effect.sync(() => console.log(`${READY_PREFIX} ${started.description} (pid ${process.pid})`))
