@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as grpc from "@grpc/grpc-js"
 import { defaultWorkload, openTables, readHead, runChain, type StoreTables } from "@reef/chain"
 import { natsKernelLayer, startNatsServer } from "@reef/kernel"
-import { BackupClient, BackupState } from "@reef/proto"
+import { BackupState } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -12,6 +11,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runBackup } from "./backup-actor.js"
+import { backupStatus } from "./client.js"
 
 const dir = mkdtempSync(join(tmpdir(), "reef-backup-actor-"))
 const root = Effect.runSync(Scope.make())
@@ -44,15 +44,7 @@ const start = async <A, E>(name: string, effect: Effect.Effect<A, E, any>) => {
   return { value, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const statusOf = (address: string) =>
-  new Promise<import("@reef/proto").BackupStatus>((resolve, reject) => {
-    const client = new BackupClient(address, grpc.credentials.createInsecure())
-    client.status({}, (error, response) => {
-      client.close()
-      if (error) reject(error)
-      else resolve(response)
-    })
-  })
+const statusOf = (address: string) => Effect.runPromise(backupStatus(address))
 
 const until = (condition: () => Promise<boolean>, what: string) =>
   Effect.runPromise(

@@ -5,6 +5,7 @@
  */
 
 export { BACKUP_ROLE, BackupError, type BackupHandle, type BackupOptions, runBackup } from "./backup-actor.js"
+export { BackupClientError, backupStatus, watchReplay } from "./client.js"
 export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
 export {
   type BatchBlock,

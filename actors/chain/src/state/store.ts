@@ -129,6 +129,10 @@ export const openTables = (options: StoreOptions): StoreTables => {
   }
 }
 
+const copyKey = (from: Uint8Array, offset: number, to: Buffer): void => {
+  for (let i = 0; i < KEY_BYTES; i++) to[i] = from[offset + i]!
+}
+
 /** The head block recorded in `meta` (0 before any block: the genesis state). */
 export const readHead = (tables: StoreTables, txn?: Transaction): number => {
   const bytes = tables.meta.getBinaryFast(HEAD_KEY, txn === undefined ? undefined : { transaction: txn })
@@ -146,14 +150,23 @@ export class StateReader {
   bytesRead = 0
   private readonly options: { readonly transaction: Transaction } | undefined
   private readonly seek = Buffer.alloc(KEY_BYTES + BLOCK_NUMBER_BYTES)
+  /** The key part of `seek` (views made once: reads are the hot path). */
+  private readonly seekKey = this.seek.subarray(0, KEY_BYTES)
   private readonly seekEnd = Buffer.alloc(KEY_BYTES + BLOCK_NUMBER_BYTES)
   private readonly changeKey = Buffer.alloc(BLOCK_NUMBER_BYTES + KEY_BYTES)
+  private readonly historyRange: { start: Buffer; end: Buffer; limit: number; transaction?: Transaction }
 
   constructor(
     private readonly tables: StoreTables,
     txn?: Transaction
   ) {
     this.options = txn === undefined ? undefined : { transaction: txn }
+    this.historyRange = {
+      start: this.seek,
+      end: this.seekEnd,
+      limit: 1,
+      ...(txn === undefined ? {} : { transaction: txn })
+    }
   }
 
   head(): number {
@@ -168,13 +181,13 @@ export class StateReader {
 
   /** As `storage`, for a key given as bytes (readers get keys as bytes from a hint). */
   storageAt(bytes: Uint8Array, offset: number, asOf: number, head: number): number {
-    this.seek.set(bytes.subarray(offset, offset + KEY_BYTES), 0)
+    copyKey(bytes, offset, this.seek)
     return this.lookup(asOf, head)
   }
 
   /** PlainState only: for keys whose hint says no later block changed them (one seek, no history step). */
   plainAt(bytes: Uint8Array, offset: number): number {
-    this.seek.set(bytes.subarray(offset, offset + KEY_BYTES), 0)
+    copyKey(bytes, offset, this.seek)
     return this.readPlain()
   }
 
@@ -206,7 +219,7 @@ export class StateReader {
       const changedAt = this.firstChangeAfter(asOf)
       if (changedAt !== undefined) {
         // Step 2: that block's change set holds the value the key had before it, i.e. as of asOf.
-        this.changeKey.set(this.seek.subarray(0, KEY_BYTES), BLOCK_NUMBER_BYTES)
+        this.changeKey.set(this.seekKey, BLOCK_NUMBER_BYTES)
         writeU64(this.changeKey, 0, changedAt)
         const before = this.tables.changesets.getBinaryFast(this.changeKey, this.options)
         if (before === undefined) {
@@ -221,7 +234,7 @@ export class StateReader {
   }
 
   private readPlain(): number {
-    const value = this.tables.plain.getBinaryFast(this.seek.subarray(0, KEY_BYTES), this.options)
+    const value = this.tables.plain.getBinaryFast(this.seekKey, this.options)
     if (value === undefined) {
       this.lastSource = Source.Zero
       return 0
@@ -233,14 +246,9 @@ export class StateReader {
 
   private firstChangeAfter(asOf: number): number | undefined {
     writeU64(this.seek, KEY_BYTES, asOf + 1)
-    this.seekEnd.set(this.seek.subarray(0, KEY_BYTES), 0)
+    this.seekEnd.set(this.seekKey, 0)
     this.seekEnd.fill(0xff, KEY_BYTES)
-    for (const entry of this.tables.history.getKeys({
-      start: this.seek,
-      end: this.seekEnd,
-      limit: 1,
-      ...(this.options ?? {})
-    })) {
+    for (const entry of this.tables.history.getKeys(this.historyRange)) {
       this.bytesRead += KEY_BYTES + BLOCK_NUMBER_BYTES
       return readU64(entry as Buffer, KEY_BYTES)
     }
