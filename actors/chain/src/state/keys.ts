@@ -6,19 +6,27 @@
  * Values are unsigned integers below 2^53, stored big-endian without leading zeros (reth's compact U256);
  * zero is stored as absence, as Ethereum deletes a slot set to zero.
  */
+import {
+  ADDRESS_BYTES,
+  type Address,
+  KEY_BYTES,
+  readU64OrInvalid,
+  type Slot,
+  type StorageKey,
+  writeU64 as writeU64Bytes
+} from "../core/bytes.js"
 import { StoreCorruptionError } from "./errors.js"
 
-export const ADDRESS_BYTES = 20
-export const SLOT_BYTES = 32
-export const KEY_BYTES = ADDRESS_BYTES + SLOT_BYTES
-export const BLOCK_NUMBER_BYTES = 8
-
-/** 20 bytes as a latin1 string. */
-export type Address = string
-/** 32 bytes as a latin1 string. */
-export type Slot = string
-/** address ‖ slot, 52 bytes as a latin1 string. */
-export type StorageKey = string
+export {
+  ADDRESS_BYTES,
+  type Address,
+  BLOCK_NUMBER_BYTES,
+  KEY_BYTES,
+  SLOT_BYTES,
+  type Slot,
+  type StorageKey,
+  writeU64
+} from "../core/bytes.js"
 
 export const storageKey = (address: Address, slot: Slot): StorageKey => address + slot
 export const keyAddress = (key: StorageKey): Address => key.slice(0, ADDRESS_BYTES)
@@ -38,30 +46,11 @@ const isLatin1 = (s: string): boolean => {
   return true
 }
 
-const TWO_32 = 2 ** 32
-
-/** Writes n (< 2^53) as 8 bytes big-endian. */
-export const writeU64 = (target: Uint8Array, offset: number, n: number): void => {
-  const hi = Math.floor(n / TWO_32)
-  const lo = n >>> 0
-  target[offset] = 0
-  target[offset + 1] = (hi >>> 16) & 0xff
-  target[offset + 2] = (hi >>> 8) & 0xff
-  target[offset + 3] = hi & 0xff
-  target[offset + 4] = lo >>> 24
-  target[offset + 5] = (lo >>> 16) & 0xff
-  target[offset + 6] = (lo >>> 8) & 0xff
-  target[offset + 7] = lo & 0xff
-}
-
 /** Reads 8 bytes big-endian; a number at or above 2^53 is corruption (nothing here writes one). */
 export const readU64 = (source: Uint8Array, offset: number): number => {
-  const hi =
-    ((source[offset]! << 24) | (source[offset + 1]! << 16) | (source[offset + 2]! << 8) | source[offset + 3]!) >>> 0
-  const lo =
-    ((source[offset + 4]! << 24) | (source[offset + 5]! << 16) | (source[offset + 6]! << 8) | source[offset + 7]!) >>> 0
-  if (hi >= 0x200000) throw new StoreCorruptionError({ what: "u64", detail: `above 2^53 at offset ${offset}` })
-  return hi * TWO_32 + lo
+  const n = readU64OrInvalid(source, offset)
+  if (n < 0) throw new StoreCorruptionError({ what: "u64", detail: `above 2^53 at offset ${offset}` })
+  return n
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -70,7 +59,7 @@ const EMPTY = Buffer.alloc(0)
 export const encodeValue = (value: number): Buffer => {
   if (value === 0) return EMPTY
   const scratch = Buffer.allocUnsafe(8)
-  writeU64(scratch, 0, value)
+  writeU64Bytes(scratch, 0, value)
   let first = 0
   while (scratch[first] === 0) first++
   return scratch.subarray(first)

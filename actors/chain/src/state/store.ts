@@ -17,6 +17,7 @@
  * commits are lmdb-js asynchronous puts, written in one transaction by its write thread.
  */
 import { type Database, open, type RootDatabase, type Transaction } from "lmdb"
+import { Source } from "../core/bytes.js"
 import { BlockOutOfRangeError, StoreCorruptionError, StoreError } from "./errors.js"
 import {
   ADDRESS_BYTES,
@@ -30,9 +31,7 @@ import {
   writeU64
 } from "./keys.js"
 
-/** Where a read as of a block found its value (the paper's σ: 0 plain, 1 zero, 2 change set). */
-export const Source = { Plain: 0, Zero: 1, Changeset: 2 } as const
-export type Source = (typeof Source)[keyof typeof Source]
+export { Source } from "../core/bytes.js"
 /**
  * A read served by a cache in front of the store: the value is right but where the store would have found
  * it is unknown (a hint recorder then asks the store, see HintRecorder's annotate).
