@@ -61,23 +61,21 @@ const plainOf = (tables: StoreTables) =>
   [...tables.plain.getRange({})].map(({ key, value }) => `${key.toString("hex")}=${value.toString("hex")}`)
 
 describe("a backup following a chain primary over NATS JetStream", () => {
-  it("replays every block with hints, survives a restart, and ends on the primary's state", async () => {
+  it("replays every block with hints, survives a restart, starts from a store copy, ends on the primary's state", async () => {
     const primaryDb = join(dir, "primary")
     const backupDb = join(dir, "backup")
-    const chain = await start(
-      "chain",
-      runChain({
-        id: "p1",
-        chain: "main",
-        dbPath: primaryDb,
-        scale: "test",
-        seed: 3,
-        workload,
-        blockIntervalMs: 0,
-        maxBlocks: 80,
-        durable: false
-      })
-    )
+    const chainOptions = {
+      id: "p1",
+      chain: "main",
+      dbPath: primaryDb,
+      scale: "test" as const,
+      seed: 3,
+      workload,
+      blockIntervalMs: 0,
+      maxBlocks: 80,
+      durable: false
+    }
+    let chain = await start("chain", runChain(chainOptions))
     const backupOptions = {
       id: "b1",
       chain: "main",
@@ -89,8 +87,17 @@ describe("a backup following a chain primary over NATS JetStream", () => {
     }
     let backup = await start("backup", runBackup(backupOptions))
     await until(async () => (await statusOf(backup.value.grpcAddress)).headBlock >= 30, "backup at block 30")
-    // Stop the backup mid-stream (scope closed: readers and consumers gone) and start it again on its store.
+    // Stop the backup mid-stream (scope closed: readers and consumers gone), and the primary too.
     await backup.close()
+    await chain.close()
+    // A second backup starts from a copy of the primary's store at the block the primary stopped at.
+    const copyDb = join(dir, "from-copy")
+    const copied = await start(
+      "backup-2",
+      runBackup({ ...backupOptions, id: "b2", dbPath: copyDb, fromCopy: primaryDb })
+    )
+    // Both restart on their stores: the primary continues its chain, the backup from its own head.
+    chain = await start("chain", runChain(chainOptions))
     backup = await start("backup", runBackup(backupOptions))
     await until(async () => chain.value.head() === 80, "primary at block 80")
     await until(async () => (await statusOf(backup.value.grpcAddress)).headBlock === 80, "backup at block 80")
@@ -98,16 +105,20 @@ describe("a backup following a chain primary over NATS JetStream", () => {
     expect(status.state).toBe(BackupState.BACKUP_STATE_FOLLOWING)
     expect(status.lagBlocks).toBe(0)
     expect(Number(status.cacheMisses)).toBe(0)
+    await until(async () => (await statusOf(copied.value.grpcAddress)).headBlock === 80, "copied backup at block 80")
     await backup.close()
+    await copied.close()
     await chain.close()
     const primary = openTables({ path: primaryDb, readOnly: true })
-    const replica = openTables({ path: backupDb, readOnly: true })
+    const replicas = [backupDb, copyDb].map((path) => openTables({ path, readOnly: true }))
     try {
-      expect(readHead(replica)).toBe(80)
-      expect(plainOf(replica)).toEqual(plainOf(primary))
+      for (const replica of replicas) {
+        expect(readHead(replica)).toBe(80)
+        expect(plainOf(replica)).toEqual(plainOf(primary))
+      }
     } finally {
       await primary.env.close()
-      await replica.env.close()
+      for (const replica of replicas) await replica.env.close()
     }
   }, 240_000)
 })

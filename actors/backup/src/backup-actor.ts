@@ -12,7 +12,7 @@
  * `ira.backup.block` span per block linked to the primary's `ira.chain.block` span (from the message's
  * traceparent header).
  */
-import { copyFileSync, existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { DeliverPolicy, type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
@@ -98,10 +98,16 @@ const openStore = (options: BackupOptions, nc: Effect.Effect.Success<typeof Nats
   Effect.gen(function* () {
     const dataFile = join(options.dbPath, "data.mdb")
     if (options.fromCopy !== undefined && !existsSync(dataFile)) {
-      yield* Effect.try({
-        try: () => {
+      // LMDB's own copy (mdb_env_copy) inside a read transaction: consistent even while the primary writes.
+      yield* Effect.tryPromise({
+        try: async () => {
           mkdirSync(options.dbPath, { recursive: true })
-          copyFileSync(join(options.fromCopy!, "data.mdb"), dataFile)
+          const source = openTables({ path: options.fromCopy!, readOnly: true })
+          try {
+            await source.env.backup(options.dbPath, false)
+          } finally {
+            await source.env.close()
+          }
         },
         catch: backupError(`copying the store at ${options.fromCopy}`)
       })
