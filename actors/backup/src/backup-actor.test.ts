@@ -66,6 +66,7 @@ describe("a backup following a chain primary over NATS JetStream", () => {
     const backupDb = join(dir, "backup")
     const chainOptions = {
       id: "p1",
+      natsUrl,
       chain: "main",
       dbPath: primaryDb,
       scale: "test" as const,
@@ -77,6 +78,7 @@ describe("a backup following a chain primary over NATS JetStream", () => {
     }
     let chain = await start("chain", runChain(chainOptions))
     const backupOptions = {
+      natsUrl,
       id: "b1",
       chain: "main",
       dbPath: backupDb,

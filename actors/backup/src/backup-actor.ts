@@ -30,7 +30,16 @@ import {
   writeGenesis
 } from "@reef/chain"
 import { grpcService, serveGrpc } from "@reef/grpc"
-import { defineActor, type Kernel, KernelConfig, Nats, spawn, TRACEPARENT_HEADER } from "@reef/kernel"
+import {
+  defineActor,
+  type Kernel,
+  KernelConfig,
+  Nats,
+  natsConnectionLayer,
+  PresenceDetails,
+  spawn,
+  TRACEPARENT_HEADER
+} from "@reef/kernel"
 import { MessagingTracing, parentSpanFromTraceparent } from "@reef/observability/tracing"
 import { BackupService, BackupState, type BackupStatus, type BlockReplayed, ChainBlock, ChainHint } from "@reef/proto"
 import * as Context from "effect/Context"
@@ -38,6 +47,7 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
@@ -60,6 +70,8 @@ export class BackupError extends Data.TaggedError("BackupError")<{
 
 export interface BackupOptions {
   readonly id: string
+  /** NATS server (JetStream enabled): the actor opens a connection of its own for the streams. */
+  readonly natsUrl: string
   /** The chain to follow (its primary's streams). */
   readonly chain: string
   /** The backup's own store (a directory). */
@@ -94,7 +106,7 @@ const RECENT_RECORDS = 1024
 const msToNs = (ms: number) => BigInt(Math.round(ms * 1e6))
 
 /** Opens the backup's store: from a copy, or with the chain's genesis (read from the chain's info bucket). */
-const openStore = (options: BackupOptions, nc: Effect.Effect.Success<typeof Nats>, infoBucket: string) =>
+const openStore = (options: BackupOptions, nc: Context.Tag.Service<typeof Nats>, infoBucket: string) =>
   Effect.gen(function* () {
     const dataFile = join(options.dbPath, "data.mdb")
     if (options.fromCopy !== undefined && !existsSync(dataFile)) {
@@ -143,12 +155,16 @@ const openStore = (options: BackupOptions, nc: Effect.Effect.Success<typeof Nats
 const follow = async (js: JetStreamClient, stream: string, from: number) =>
   (await js.consumers.get(stream, { opt_start_seq: from, deliver_policy: DeliverPolicy.StartSequence })).consume()
 
-export const runBackup = (
-  options: BackupOptions
-): Effect.Effect<BackupHandle, BackupError, Kernel | Nats | Scope.Scope> =>
+export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, BackupError, Kernel | Scope.Scope> =>
   Effect.gen(function* () {
     const config = yield* KernelConfig
-    const nc = yield* Nats
+    // A connection of its own (JetStream), closed with the actor's scope.
+    const nc = Context.get(
+      yield* Layer.build(natsConnectionLayer({ servers: options.natsUrl, name: `reef-${options.id}-jetstream` })).pipe(
+        Effect.mapError(backupError(`connecting to ${options.natsUrl}`))
+      ),
+      Nats
+    )
     const tracing = yield* MessagingTracing
     const streams = chainStreams(config.cluster, options.chain)
     const { tables, info } = yield* openStore(options, nc, streams.info)
@@ -401,8 +417,29 @@ export const runBackup = (
       options.id
     ).pipe(Effect.mapError(backupError("starting the actor")))
 
+    // Presence: the gRPC endpoint (reef backup status finds it there) and the status `reef status` shows.
+    const presence = yield* PresenceDetails
+    const self = { role: BACKUP_ROLE, id: options.id }
+    yield* presence.announce({ grpc: server.address }, self)
+    yield* presence.reportStatus(
+      self,
+      Effect.map(statusResponse, (s) => ({
+        chain: s.chain,
+        head: String(s.headBlock),
+        lag: String(s.lagBlocks),
+        "blocks/s": s.blocksPerSecond.toFixed(1),
+        state: STATE_NAMES[s.state] ?? "unknown"
+      }))
+    )
+
     return { grpcAddress: server.address, status: statusResponse }
   })
+
+const STATE_NAMES: Readonly<Record<number, string>> = {
+  [BackupState.BACKUP_STATE_CATCHING_UP]: "catching-up",
+  [BackupState.BACKUP_STATE_FOLLOWING]: "following",
+  [BackupState.BACKUP_STATE_DIVERGED]: "DIVERGED"
+}
 
 /** `ira.backup.block`, linked to the primary's block span when the block carried its context. */
 const recordBlockSpan = (record: BlockReplay, traceparent: string | undefined) =>

@@ -14,13 +14,23 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { headers as natsHeaders } from "@nats-io/nats-core"
-import { defineActor, type Kernel, KernelConfig, Nats, spawn, TYPE_HEADER } from "@reef/kernel"
+import {
+  defineActor,
+  type Kernel,
+  KernelConfig,
+  Nats,
+  natsConnectionLayer,
+  PresenceDetails,
+  spawn,
+  TYPE_HEADER
+} from "@reef/kernel"
 import { currentTraceparent, MessagingTracing, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import { ChainBlock, ChainHint, ChainInfo } from "@reef/proto"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -68,6 +78,8 @@ export class ChainError extends Data.TaggedError("ChainError")<{ readonly reason
 
 export interface ChainOptions {
   readonly id: string
+  /** NATS server (JetStream enabled): the actor opens a connection of its own for the streams. */
+  readonly natsUrl: string
   /** The chain's name (a subject token): streams and info bucket are named after it. */
   readonly chain: string
   /** The primary's store (a directory); created with the genesis of `scale` when empty. */
@@ -115,10 +127,16 @@ const openStore = (options: ChainOptions, spec: ChainSpec) =>
     (tables) => Effect.promise(() => tables.env.close())
   )
 
-export const runChain = (options: ChainOptions): Effect.Effect<ChainHandle, ChainError, Kernel | Nats | Scope.Scope> =>
+export const runChain = (options: ChainOptions): Effect.Effect<ChainHandle, ChainError, Kernel | Scope.Scope> =>
   Effect.gen(function* () {
     const config = yield* KernelConfig
-    const nc = yield* Nats
+    // A connection of its own (JetStream), closed with the actor's scope.
+    const nc = Context.get(
+      yield* Layer.build(natsConnectionLayer({ servers: options.natsUrl, name: `reef-${options.id}-jetstream` })).pipe(
+        Effect.mapError(chainError(`connecting to ${options.natsUrl}`))
+      ),
+      Nats
+    )
     const tracing = yield* MessagingTracing
     const spec = chainSpec(options.scale, options.seed)
     const tables = yield* openStore(options, spec)
@@ -222,6 +240,17 @@ export const runChain = (options: ChainOptions): Effect.Effect<ChainHandle, Chai
     yield* loop.pipe(
       Effect.tapError((error) => Effect.logError(`chain ${options.chain} stopped producing: ${error.message}`)),
       Effect.forkScoped
+    )
+    const presence = yield* PresenceDetails
+    let rate = { blocks: head, atMs: performance.now(), perSecond: 0 }
+    yield* presence.reportStatus(
+      { role: CHAIN_ROLE, id: options.id },
+      Effect.sync(() => {
+        const now = performance.now()
+        if (now - rate.atMs >= 2000)
+          rate = { blocks: head, atMs: now, perSecond: (1000 * (head - rate.blocks)) / (now - rate.atMs) }
+        return { chain: options.chain, head: String(head), "blocks/s": rate.perSecond.toFixed(1) }
+      })
     )
     return { head: () => head, spec }
   })

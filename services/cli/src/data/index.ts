@@ -5,12 +5,14 @@
 import type * as Effect from "effect/Effect"
 import type { CliFailure } from "../cli/errors.js"
 import type { CommandSpec } from "../cli/spec.js"
+import { backupCommands } from "./backup.js"
 import { kvCommands } from "./kv.js"
 import { pingCommand } from "./ping.js"
 import { watchCommand } from "./watch.js"
 
 export const dataCommands: ReadonlyArray<CommandSpec<Effect.Effect<void, CliFailure>>> = [
   kvCommands,
+  backupCommands,
   pingCommand,
   watchCommand
 ]
