@@ -5,7 +5,7 @@
  */
 import type { BackupStatus, BlockReplayed } from "@reef/proto"
 import * as Effect from "effect/Effect"
-import { UsageError } from "../cli/errors.js"
+import { ClusterStateError, UsageError } from "../cli/errors.js"
 import { group, Opt } from "../cli/spec.js"
 import { formatTable } from "../table.js"
 import { type ClientContext, dataCommand } from "./command.js"
@@ -16,9 +16,9 @@ const backups = (context: ClientContext, id: string | undefined) =>
     const { members, endpointsOf } = yield* Effect.promise(() => import("./gateway.js"))
     const all = endpointsOf(yield* members(context, "backup"), "backup", "grpc")
     if (all.length === 0) {
-      return yield* Effect.fail(
-        new Error("no backup in this cluster (start one with 'reef up --with ira' or 'reef run backup')")
-      )
+      return yield* new ClusterStateError({
+        message: "no backup in this cluster (start one with 'reef up --with chain,backup' or 'reef run backup')"
+      })
     }
     const chosen = id === undefined ? all : all.filter((b) => b.id === id)
     if (chosen.length === 0) {
