@@ -358,26 +358,20 @@ export const startOtlpReceiver = (
     }
     readBody(request, maxBodyBytes, (body) => {
       if (!Buffer.isBuffer(body)) return send(body)
-      if ((request.url ?? "").split("?")[0] === OTLP_METRICS_PATH) {
-        return Either.match(decodeMetricsExportRequest(body.toString("utf8")), {
+      const accept = <A>(decoded: Either.Either<ReadonlyArray<A>, string>, into: Array<A>) =>
+        Either.match(decoded, {
           onLeft: (message) => send(reply(400, `invalid OTLP JSON: ${message}`)),
-          onRight: (points) => {
-            receivedMetrics.push(...points)
+          onRight: (items) => {
+            into.push(...items)
             requests += 1
             send(reply(200))
             for (const wake of waiters) wake()
           }
         })
-      }
-      Either.match(decodeExportRequest(body.toString("utf8")), {
-        onLeft: (message) => send(reply(400, `invalid OTLP JSON: ${message}`)),
-        onRight: (spans) => {
-          received.push(...spans)
-          requests += 1
-          send(reply(200))
-          for (const wake of waiters) wake()
-        }
-      })
+      const text = body.toString("utf8")
+      if ((request.url ?? "").split("?")[0] === OTLP_METRICS_PATH)
+        accept(decodeMetricsExportRequest(text), receivedMetrics)
+      else accept(decodeExportRequest(text), received)
     })
   }
 

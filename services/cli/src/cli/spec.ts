@@ -217,51 +217,57 @@ export const Arg = {
   })
 }
 
-/**
- * A command that runs. `R` is what running it produces (the CLI's entry point decides what that is: an Effect
- * to run); the spec stays free of it, so help and parsing load nothing a command needs to run.
- */
-export interface LeafSpec<O extends Options = Options, A extends Args = Args, R = unknown> {
-  readonly _tag: "Leaf"
+/** What help shows of a command. */
+export interface CommandDoc {
   readonly name: string
   /** One line: shown in the parent's command list. */
   readonly summary: string
   /** Paragraphs of help after the usage line. */
   readonly description?: string
+  readonly examples?: ReadonlyArray<string>
+}
+
+/** A command's input: its options and arguments, and the checks across them. */
+export interface CommandInput<O extends Options, A extends Args> {
   readonly options: O
   readonly args: A
-  readonly examples?: ReadonlyArray<string>
   /** Checks across values (`--members` must include `--id`); a sentence when the input is wrong. */
   readonly validate?: (input: Input<O, A>) => string | undefined
+}
+
+/**
+ * A command that runs. `R` is what running it produces (the CLI's entry point decides what that is: an Effect
+ * to run); the spec stays free of it, so help and parsing load nothing a command needs to run.
+ */
+export interface LeafSpec<O extends Options = Options, A extends Args = Args, R = unknown>
+  extends CommandDoc,
+    CommandInput<O, A> {
+  readonly _tag: "Leaf"
   readonly run: (input: Input<O, A>) => R
 }
 
 /** A command with subcommands (`reef kv get|put|...`, `reef run <role>`). */
-export interface GroupSpec<R = unknown> {
+export interface GroupSpec<R = unknown> extends CommandDoc {
   readonly _tag: "Group"
-  readonly name: string
-  readonly summary: string
-  readonly description?: string
   /** Placeholder of the subcommand in usage (`<command>`, `<role>`). */
   readonly placeholder: string
   /** Heading of the subcommand list in help (`Commands`, `Roles`). */
   readonly listHeading: string
   readonly commands: ReadonlyArray<CommandSpec<R>>
-  readonly examples?: ReadonlyArray<string>
 }
 
 export type CommandSpec<R = unknown> = LeafSpec<any, any, R> | GroupSpec<R>
 
-export const leaf = <const O extends Options, const A extends Args, R>(spec: {
-  readonly name: string
-  readonly summary: string
-  readonly description?: string
-  readonly options: O
-  readonly args?: A
-  readonly examples?: ReadonlyArray<string>
-  readonly validate?: (input: Input<O, A>) => string | undefined
-  readonly run: (input: Input<O, A>) => R
-}): LeafSpec<O, A, R> => ({ _tag: "Leaf", args: {} as A, ...spec })
+/** A leaf's spec as written: arguments may be left out. */
+export type LeafDefinition<O extends Options, A extends Args, R> = CommandDoc &
+  Omit<CommandInput<O, A>, "args"> & {
+    readonly args?: A
+    readonly run: (input: Input<O, A>) => R
+  }
+
+export const leaf = <const O extends Options, const A extends Args, R>(
+  spec: LeafDefinition<O, A, R>
+): LeafSpec<O, A, R> => ({ _tag: "Leaf", args: {} as A, ...spec })
 
 export const group = <R>(spec: Omit<GroupSpec<R>, "_tag">): GroupSpec<R> => ({ _tag: "Group", ...spec })
 

@@ -11,7 +11,15 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { CliFailure } from "../cli/errors.js"
-import { type Args, type Input, type LeafSpec, leaf, type Options } from "../cli/spec.js"
+import {
+  type Args,
+  type CommandDoc,
+  type CommandInput,
+  type Input,
+  type LeafSpec,
+  leaf,
+  type Options
+} from "../cli/spec.js"
 import { type Style, stdoutStyle } from "../cli/terminal.js"
 import type { ClusterFile } from "../cluster-file.js"
 import { clientOptions } from "../commands/common.js"
@@ -31,16 +39,12 @@ export interface ClientContext {
 
 export type ClientInput<O extends Options, A extends Args> = Input<O & typeof clientOptions, A>
 
-export interface DataCommandSpec<O extends Options, A extends Args, R> {
-  readonly name: string
+export interface DataCommandSpec<O extends Options, A extends Args, R>
+  extends CommandDoc,
+    Omit<CommandInput<O, A>, "args"> {
   /** The command as a user types it after `reef` (`kv put`): the name of its client span. */
   readonly command: string
-  readonly summary: string
-  readonly description?: string
-  readonly options: O
   readonly args?: A
-  readonly examples?: ReadonlyArray<string>
-  readonly validate?: (input: Input<O, A>) => string | undefined
   /** The result to print, or nothing when the command printed its items with `emit`. */
   readonly run: (input: ClientInput<O, A>, context: ClientContext) => Effect.Effect<R | void, CliFailure, Scope.Scope>
   readonly text: (result: R, style: Style) => string

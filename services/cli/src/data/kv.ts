@@ -4,6 +4,7 @@
  * writes and reads are ordered through consensus.
  */
 import type { StateResponse } from "@reef/proto"
+import type { KvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import { ClusterStateError, NotFoundError, UsageError } from "../cli/errors.js"
 import { Arg, group, Opt } from "../cli/spec.js"
@@ -54,6 +55,17 @@ const kvClient = (
     return { client, replicas }
   })
 
+/** One call on one replica of the group, its reply with the key it was about. */
+const onKey = <A, E>(
+  context: ClientContext,
+  input: { readonly replica?: string | undefined; readonly group: string; readonly key: string },
+  call: (client: KvClient) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    const { client } = yield* kvClient(context, input)
+    return { key: input.key, ...(yield* call(client)) }
+  })
+
 const get = dataCommand({
   name: "get",
   command: "kv get",
@@ -62,13 +74,12 @@ const get = dataCommand({
   args: { key: Arg.text({ description: "the key" }) },
   examples: ["reef kv get a", "reef kv get a -o json"],
   run: (input, context) =>
-    Effect.gen(function* () {
-      const { client } = yield* kvClient(context, input)
-      const reply = yield* client.get(input.key)
-      if (!reply.found && context.format === "text")
-        return yield* new NotFoundError({ message: `key "${input.key}" not found` })
-      return { key: input.key, ...reply }
-    }),
+    onKey(context, input, (client) => client.get(input.key)).pipe(
+      Effect.filterOrFail(
+        (reply) => reply.found || context.format === "json",
+        () => new NotFoundError({ message: `key "${input.key}" not found` })
+      )
+    ),
   text: (r) => text(r.value),
   json: (r) => ({
     key: r.key,
@@ -86,12 +97,7 @@ const put = dataCommand({
   options: target,
   args: { key: Arg.text({ description: "the key" }), value: Arg.text({ description: "the value (UTF-8 text)" }) },
   examples: ["reef kv put a 1"],
-  run: (input, context) =>
-    Effect.gen(function* () {
-      const { client } = yield* kvClient(context, input)
-      const reply = yield* client.set(input.key, Buffer.from(input.value, "utf8"))
-      return { key: input.key, ...reply }
-    }),
+  run: (input, context) => onKey(context, input, (client) => client.set(input.key, Buffer.from(input.value, "utf8"))),
   text: (r) => `OK (version ${r.version}, instance ${r.instance})`
 })
 
@@ -101,12 +107,7 @@ const del = dataCommand({
   summary: "delete a key",
   options: target,
   args: { key: Arg.text({ description: "the key" }) },
-  run: (input, context) =>
-    Effect.gen(function* () {
-      const { client } = yield* kvClient(context, input)
-      const reply = yield* client.delete(input.key)
-      return { key: input.key, ...reply }
-    }),
+  run: (input, context) => onKey(context, input, (client) => client.delete(input.key)),
   text: (r) => (r.existed ? `deleted (instance ${r.instance})` : `"${r.key}" did not exist (instance ${r.instance})`)
 })
 
@@ -124,12 +125,13 @@ const cas = dataCommand({
   validate: (input) =>
     (input.expect === undefined) === !input.absent ? "give exactly one of --expect VALUE and --absent" : undefined,
   run: (input, context) =>
-    Effect.gen(function* () {
-      const { client } = yield* kvClient(context, input)
-      const expected = input.absent ? null : Buffer.from(input.expect!, "utf8")
-      const reply = yield* client.compareAndSet(input.key, expected, Buffer.from(input.value, "utf8"))
-      return { key: input.key, ...reply }
-    }),
+    onKey(context, input, (client) =>
+      client.compareAndSet(
+        input.key,
+        input.absent ? null : Buffer.from(input.expect!, "utf8"),
+        Buffer.from(input.value, "utf8")
+      )
+    ),
   text: (r) =>
     r.swapped
       ? `swapped (instance ${r.instance})`
