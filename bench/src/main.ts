@@ -1,13 +1,14 @@
 /**
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
- * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`), ira.
+ * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`), ira, airdb.
  */
 const suites: Record<string, () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>) => Promise<void> }>> =
   {
     kernel: () => import("./kernel.js"),
     popuc: () => import("./popuc.js"),
     soak: () => import("./soak.js"),
-    ira: () => import("./ira.js")
+    ira: () => import("./ira.js"),
+    airdb: () => import("./airdb.js")
   }
 
 const [suite, ...flags] = process.argv.slice(2)

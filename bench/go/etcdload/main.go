@@ -107,7 +107,12 @@ func fail(format string, args ...interface{}) {
 
 func main() {
 	endpoints := flag.String("endpoints", "127.0.0.1:2379", "comma-separated client endpoints")
-	op := flag.String("op", "put", "put | get")
+	op := flag.String("op", "put", "put | get | ycsb (a mix: -read, -update, -insert, -rmw shares)")
+	readShare := flag.Float64("read", 0, "ycsb: share of linearizable reads")
+	updateShare := flag.Float64("update", 0, "ycsb: share of blind updates of existing keys")
+	insertShare := flag.Float64("insert", 0, "ycsb: share of inserts of new keys")
+	rmwShare := flag.Float64("rmw", 0, "ycsb: share of read-modify-writes (get, then a put conditional on the key's mod revision)")
+	rate := flag.Float64("rate", 0, "total requests per second over all workers (0: as fast as they go)")
 	conns := flag.Int("conns", 4, "number of clientv3 clients (gRPC connections); workers are spread over them")
 	clients := flag.Int("clients", 64, "concurrent workers (requests in flight)")
 	duration := flag.Duration("duration", 5*time.Second, "load duration (ignored when -total > 0)")
@@ -124,8 +129,12 @@ func main() {
 	dialTimeout := flag.Duration("dial-timeout", 5*time.Second, "dial timeout")
 	flag.Parse()
 
-	if *op != "put" && *op != "get" {
-		fail("-op must be put or get, got %q", *op)
+	if *op != "put" && *op != "get" && *op != "ycsb" {
+		fail("-op must be put, get or ycsb, got %q", *op)
+	}
+	shares := *readShare + *updateShare + *insertShare + *rmwShare
+	if *op == "ycsb" && math.Abs(shares-1) > 1e-6 {
+		fail("ycsb shares must add up to 1, got %v", shares)
 	}
 	if *conns < 1 || *clients < 1 || *keySpace < 1 || *valueSize < 0 {
 		fail("-conns, -clients, -key-space must be >= 1 and -value-size >= 0")
@@ -145,7 +154,7 @@ func main() {
 	value := strings.Repeat("v", *valueSize)
 	key := func(i int) string { return fmt.Sprintf("key-%08d", i) }
 
-	if *op == "get" && *prefill {
+	if (*op == "get" || *op == "ycsb") && *prefill {
 		var next int64 = -1
 		var wg sync.WaitGroup
 		for w := 0; w < *clients; w++ {
@@ -175,6 +184,12 @@ func main() {
 	}
 
 	var issued int64
+	var inserted int64 = int64(*keySpace)
+	// With -rate each worker sends one request per interval (an open loop's pace, closed per worker).
+	var interval time.Duration
+	if *rate > 0 {
+		interval = time.Duration(float64(*clients) / *rate * float64(time.Second))
+	}
 	workers := make([]*worker, *clients)
 	var wg sync.WaitGroup
 	u0, s0 := rusage()
@@ -195,7 +210,18 @@ func main() {
 		go func(c *clientv3.Client, seed int64) {
 			defer wg.Done()
 			rnd := rand.New(rand.NewSource(seed))
+			nextAt := time.Now()
 			for {
+				if interval > 0 {
+					nextAt = nextAt.Add(interval)
+					if d := time.Until(nextAt); d > 0 {
+						select {
+						case <-time.After(d):
+						case <-runCtx.Done():
+							return
+						}
+					}
+				}
 				if *total > 0 && atomic.AddInt64(&issued, 1) > *total {
 					return
 				}
@@ -206,10 +232,13 @@ func main() {
 				ctx, cancel := context.WithTimeout(runCtx, *timeout)
 				t0 := time.Now()
 				var err error
-				if *op == "put" {
+				switch *op {
+				case "put":
 					_, err = c.Put(ctx, k, value)
-				} else {
+				case "get":
 					_, err = c.Get(ctx, k, getOpts...)
+				default:
+					err = ycsbOp(ctx, c, rnd, k, value, getOpts, *readShare, *updateShare, *insertShare, &inserted, key)
 				}
 				t1 := time.Now()
 				cancel()
@@ -303,4 +332,41 @@ func main() {
 		fail("json: %v", err)
 	}
 	fmt.Println(string(out))
+}
+
+// ycsbOp runs one operation of the mix on key k: a read, a blind update, an insert of a new key, or a
+// read-modify-write (a get, then a put conditional on the key's mod revision, retried on a conflict: etcd's
+// optimistic transaction, so every system in the comparison commits RMWs only when conflict-free).
+func ycsbOp(ctx context.Context, c *clientv3.Client, rnd *rand.Rand, k, value string, getOpts []clientv3.OpOption,
+	read, update, insert float64, inserted *int64, key func(int) string) error {
+	x := rnd.Float64()
+	switch {
+	case x < read:
+		_, err := c.Get(ctx, k, getOpts...)
+		return err
+	case x < read+update:
+		_, err := c.Put(ctx, k, value)
+		return err
+	case x < read+update+insert:
+		_, err := c.Put(ctx, key(int(atomic.AddInt64(inserted, 1))), value)
+		return err
+	default:
+		for {
+			got, err := c.Get(ctx, k)
+			if err != nil {
+				return err
+			}
+			rev := int64(0)
+			if len(got.Kvs) > 0 {
+				rev = got.Kvs[0].ModRevision
+			}
+			r, err := c.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev)).Then(clientv3.OpPut(k, value)).Commit()
+			if err != nil {
+				return err
+			}
+			if r.Succeeded {
+				return nil
+			}
+		}
+	}
 }

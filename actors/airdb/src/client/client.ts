@@ -85,7 +85,6 @@ export interface ScanResult {
 
 /** A transaction in progress: reads see its snapshot and its own writes; writes are buffered until commit. */
 export interface Tx {
-  readonly snapshot: number
   readonly get: (key: Key) => Effect.Effect<Uint8Array | undefined, AirDbError | SnapshotMoved>
   readonly put: (key: Key, value: Uint8Array) => Effect.Effect<void, AirDbInvalidArgument>
   readonly delete: (key: Key) => Effect.Effect<void, AirDbInvalidArgument>
@@ -935,21 +934,33 @@ class Client {
       Effect.gen(function* () {
         let last: TransactionAborted | undefined
         for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-          const snapshot = yield* traced("airdb.transaction.sync", {}, () => self.ride)
+          // s(T): the tail of the bus the first read rides (§4.1: "A client begins a transaction T by
+          // synchronizing with the tail"). A transaction that reads nothing needs no bus: its checked keys are
+          // none (SS) or its writes (SI), checked from the entries this client has seen.
+          let snapshot: number | undefined
+          const begin = Effect.suspend(() =>
+            snapshot !== undefined
+              ? Effect.succeed(snapshot)
+              : Effect.map(
+                  traced("airdb.transaction.sync", {}, () => self.ride),
+                  (n) => (snapshot ??= n)
+                )
+          )
           const reads = new Set<Key>()
           const writes = new Map<Key, Uint8Array | undefined>()
           const tx: Tx = {
-            snapshot,
             get: (key) =>
               Effect.suspend(() => {
                 const invalid = self.validateKey(key)
                 if (invalid !== undefined) return Effect.fail(invalid)
                 if (writes.has(key)) return Effect.succeed(writes.get(key))
                 reads.add(key)
-                return Effect.flatMap(self.stateOf(key), (state) =>
-                  state !== undefined && entryOf(state.modified) >= snapshot
-                    ? Effect.fail(new SnapshotMoved())
-                    : Effect.succeed(state?.value)
+                return Effect.flatMap(begin, (s) =>
+                  Effect.flatMap(self.stateOf(key), (state) =>
+                    state !== undefined && entryOf(state.modified) >= s
+                      ? Effect.fail(new SnapshotMoved())
+                      : Effect.succeed(state?.value)
+                  )
                 )
               }),
             put: (key, value) =>
@@ -975,6 +986,7 @@ class Client {
             }
             return yield* Effect.fail(ran.left as E)
           }
+          snapshot ??= self.replay.next
           span?.attribute("attempts", attempt)
           span?.attribute("snapshot", snapshot)
           if (writes.size === 0) return { value: ran.right, commitTs: undefined, snapshot, attempts: attempt }

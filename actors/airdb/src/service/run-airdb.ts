@@ -38,13 +38,14 @@ export interface AirDbHandle {
 const airdbActor = (role: string) =>
   defineActor<undefined>({ role, description: `AirDB ${role}`, initialState: Effect.succeed(undefined), handlers: [] })
 
-export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, unknown, Kernel | Scope.Scope> =>
+/** The service without the kernel: a client on the named storage, served over gRPC (benchmarks use it). */
+export const serveAirDb = (options: Omit<RunAirDbOptions, "id"> & { readonly clientId: string }) =>
   Effect.gen(function* () {
     const store = yield* openSegmentStore(options.storage)
     const client = yield* openClient(store, {
       store: options.store,
       // A restarted process is a new incarnation: its writer id is never reused.
-      clientId: `${options.id}-${randomBytes(4).toString("hex")}`,
+      clientId: options.clientId,
       ...(options.isolation === undefined ? {} : { isolation: options.isolation }),
       ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes }),
       eager: options.mode === "slsmr"
@@ -55,6 +56,14 @@ export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, u
       services: [airDbGrpcService(client)],
       reflection: { includeDirs: [protoRoot], protoFiles: ["reef/v1/airdb.proto"] }
     })
+    const handle: AirDbHandle = { grpcAddress: server.address, client, coldStartMs: client.stats().coldStartMs }
+    return handle
+  })
+
+export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, unknown, Kernel | Scope.Scope> =>
+  Effect.gen(function* () {
+    // A restarted process is a new incarnation: its writer id is never reused.
+    const handle = yield* serveAirDb({ ...options, clientId: `${options.id}-${randomBytes(4).toString("hex")}` })
     yield* spawn(airdbActor(options.mode === "slsmr" ? "slsmr" : "airdb"), options.id)
-    return { grpcAddress: server.address, client, coldStartMs: client.stats().coldStartMs }
+    return handle
   })

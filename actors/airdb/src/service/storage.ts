@@ -5,7 +5,7 @@ import { azureSegmentStore } from "../segment/azure.js"
 import { jetStreamSegmentStore } from "../segment/jetstream.js"
 import { MemorySegments, makeMemorySegmentStore } from "../segment/memory.js"
 import { redisSegmentStore } from "../segment/redis.js"
-import type { SegmentStoreShape, SegmentUnavailable } from "../segment/segment.js"
+import { type SegmentStoreShape, SegmentUnavailable } from "../segment/segment.js"
 
 export const BACKENDS = ["jetstream", "redis", "azure", "memory"] as const
 export type Backend = (typeof BACKENDS)[number]
@@ -52,5 +52,27 @@ export const openSegmentStore = (
       })
     case "memory":
       return Effect.sync(() => makeMemorySegmentStore(new MemorySegments()))
+  }
+}
+
+/**
+ * The store with a share of its calls failing before they happen (SegmentUnavailable): the chaos benchmark's
+ * "0.1% of storage calls fail". `random` in [0, 1) decides each call.
+ */
+export const withFailures = (store: SegmentStoreShape, rate: number, random: () => number): SegmentStoreShape => {
+  if (rate <= 0) return store
+  const maybeFail = <A, E>(segment: string, operation: string, call: Effect.Effect<A, E>) =>
+    Effect.suspend((): Effect.Effect<A, E | SegmentUnavailable> =>
+      random() < rate
+        ? Effect.fail(new SegmentUnavailable({ segment, operation, reason: "injected storage failure" }))
+        : call
+    )
+  return {
+    ...store,
+    create: (s) => maybeFail(s, "create", store.create(s)),
+    append: (s, t, b) => maybeFail(s, "append", store.append(s, t, b)),
+    read: (s, f, o) => maybeFail(s, "read", store.read(s, f, o)),
+    size: (s) => maybeFail(s, "size", store.size(s)),
+    remove: (s) => maybeFail(s, "remove", store.remove(s))
   }
 }

@@ -1,0 +1,302 @@
+/**
+ * One load process of the AirDB benchmark (a separate OS process, so clients do not share an event loop):
+ *
+ *   - `load`: runs a YCSB mix for a duration, closed-loop with `concurrency` workers or paced to `rate`, against
+ *     an embedded AirDB client (the paper's deployment) or SLSMR servers over gRPC; prints one JSON result;
+ *   - `fill`: writes keys [from, to) in transactions of `batch` puts (dataset loading);
+ *   - `coldstart`: opens a client on an existing store and commits one transaction; prints how long that took
+ *     from the moment the parent spawned this process (node's own start included).
+ *
+ *   node bench/dist/airdb/load-process.js '<json LoadSpec>'
+ */
+import { randomBytes } from "node:crypto"
+import { credentials, type ServiceError } from "@grpc/grpc-js"
+import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, withFailures } from "@reef/airdb"
+import { AirDBClient } from "@reef/proto"
+import { percentile } from "@reef/stats"
+import * as Effect from "effect/Effect"
+import { keyName, MIXES, type OpKind, opFor, VALUE_BYTES, type Workload } from "./ycsb.js"
+
+export type LoadTarget =
+  | {
+      readonly kind: "airdb"
+      readonly storage: StorageOptions
+      readonly store: string
+      readonly cacheBytes?: number
+      /** Share of this client's storage calls that fail (chaos). */
+      readonly failureRate?: number
+    }
+  | { readonly kind: "grpc"; readonly addresses: ReadonlyArray<string> }
+
+export interface LoadSpec {
+  readonly mode: "load" | "fill" | "coldstart"
+  readonly target: LoadTarget
+  readonly workload?: Workload
+  readonly concurrency?: number
+  readonly durationMs?: number
+  readonly warmupMs?: number
+  readonly keySpace?: number
+  /** Total operations per second over all workers (0: closed loop). */
+  readonly rate?: number
+  /** Latency bound of a successful operation (chaos: within SLA or late). */
+  readonly slaMs?: number
+  /** An operation still failing after this long counts as unreachable. */
+  readonly giveUpMs?: number
+  /** Distinct insert keys per process. */
+  readonly insertBase?: number
+  readonly fill?: { readonly from: number; readonly to: number; readonly batch: number }
+  /** Wall-clock ms when the parent spawned this process (cold start). */
+  readonly spawnedAt?: number
+}
+
+export interface LoadOutput {
+  readonly ops: number
+  readonly errors: number
+  readonly seconds: number
+  readonly throughput: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+  /** Completions per 100 ms. */
+  readonly timeline100ms: ReadonlyArray<number>
+  /** Chaos: operations within the SLA, late, and never answered. */
+  readonly withinSla: number
+  readonly late: number
+  readonly unreachable: number
+  readonly aborts: number
+  readonly clientStats?: Record<string, number>
+}
+
+interface Target {
+  readonly op: (kind: OpKind, key: string, value: Uint8Array) => Promise<void>
+  readonly put: (entries: ReadonlyArray<readonly [string, Uint8Array]>) => Promise<void>
+  readonly stats: () => Record<string, number> | undefined
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A copy of `old` with its first byte incremented: the "modify" of read-modify-write. */
+const bumped = (old: Uint8Array): Uint8Array => {
+  const next = Uint8Array.from(old)
+  if (next.byteLength > 0) next[0] = (next[0]! + 1) & 0xff
+  return next
+}
+
+const airdbTarget = async (
+  t: Extract<LoadTarget, { kind: "airdb" }>,
+  run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>,
+  scopedClient: AirDbClient
+): Promise<Target> => ({
+  op: (kind, key, value) => {
+    switch (kind) {
+      case "read":
+        return run(Effect.asVoid(scopedClient.get(key)))
+      case "update":
+      case "insert":
+        return run(Effect.asVoid(scopedClient.put(key, value)))
+      case "rmw":
+        return run(
+          Effect.asVoid(
+            scopedClient.transact((tx) =>
+              // Values read are the client's own: derive a new one rather than changing it in place.
+              Effect.flatMap(tx.get(key), (old) => tx.put(key, old === undefined ? value : bumped(old)))
+            )
+          )
+        )
+    }
+  },
+  put: (entries) =>
+    run(Effect.asVoid(scopedClient.transact((tx) => Effect.forEach(entries, ([k, v]) => tx.put(k, v), { discard: true })))),
+  stats: () => ({ ...scopedClient.stats(), cacheCapacity: t.cacheBytes ?? 0 })
+})
+
+const grpcTarget = (addresses: ReadonlyArray<string>): Target => {
+  const clients = addresses.map((a) => new AirDBClient(a, credentials.createInsecure()))
+  let next = 0
+  const pick = () => clients[next++ % clients.length]!
+  const call = <Req, Res>(f: (c: InstanceType<typeof AirDBClient>) => (req: Req, cb: (e: ServiceError | null, r: Res) => void) => unknown, req: Req) =>
+    new Promise<Res>((resolve, reject) => {
+      const c = pick()
+      f(c).call(c, req, (e, r) => (e ? reject(e) : resolve(r)))
+    })
+  const b = (s: string) => Buffer.from(s)
+  return {
+    op: async (kind, key, value) => {
+      const v = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+      if (kind === "read") await call((c) => c.get, { key: b(key) })
+      else if (kind === "update" || kind === "insert") await call((c) => c.put, { key: b(key), value: v })
+      else {
+        // Read, then write conditional on what was read (a compare in the transaction), until it commits.
+        for (;;) {
+          const old = (await call((c) => c.get, { key: b(key) })) as { found: boolean; value: Buffer }
+          const compare = { key: b(key), exists: old.found, value: old.value }
+          const r = (await call((c) => c.transact, {
+            ops: [{ op: { $case: "compare", value: compare } }, { op: { $case: "put", value: { key: b(key), value: v } } }],
+            maxAttempts: 0
+          })) as { committed: boolean }
+          if (r.committed) return
+        }
+      }
+    },
+    put: async (entries) => {
+      await call((c) => c.transact, {
+        ops: entries.map(([k, v]) => ({ op: { $case: "put" as const, value: { key: b(k), value: Buffer.from(v) } } })),
+        maxAttempts: 0
+      })
+    },
+    stats: () => undefined
+  }
+}
+
+const load = async (spec: LoadSpec, target: Target): Promise<LoadOutput> => {
+  const mix = MIXES[spec.workload ?? "read-only"]
+  const keySpace = spec.keySpace ?? 10_000
+  const concurrency = spec.concurrency ?? 16
+  const value = randomBytes(VALUE_BYTES)
+  const slaMs = spec.slaMs ?? 100
+  const giveUpMs = spec.giveUpMs ?? 5_000
+  let insertNext = spec.insertBase ?? keySpace
+  const latencies: Array<number> = []
+  const timeline: Array<number> = []
+  let errors = 0
+  let withinSla = 0
+  let late = 0
+  let unreachable = 0
+  let aborts = 0
+  const warmupEnd = performance.now() + (spec.warmupMs ?? 0)
+  const end = warmupEnd + (spec.durationMs ?? 5_000)
+  let measuring = false
+  const interval = spec.rate !== undefined && spec.rate > 0 ? (concurrency / spec.rate) * 1000 : 0
+  const worker = async () => {
+    let nextAt = performance.now()
+    while (performance.now() < end) {
+      if (interval > 0) {
+        nextAt += interval
+        const wait = nextAt - performance.now()
+        if (wait > 0) await sleep(wait)
+      }
+      const kind = opFor(mix, Math.random())
+      const key = kind === "insert" ? keyName(insertNext++) : keyName(Math.floor(Math.random() * keySpace))
+      const t0 = performance.now()
+      const counted = t0 >= warmupEnd
+      // An operation that fails is retried until it succeeds or gives up: what a user of the system sees.
+      let ok = false
+      for (;;) {
+        try {
+          await target.op(kind, key, value)
+          ok = true
+          break
+        } catch (e) {
+          if ((e as { _tag?: string })._tag === "TransactionAborted") aborts++
+          if (counted) errors++
+          if (performance.now() - t0 > giveUpMs || performance.now() > end + giveUpMs) break
+          await sleep(10)
+        }
+      }
+      const t1 = performance.now()
+      if (!counted || t1 > end) continue
+      measuring = true
+      if (!ok) {
+        unreachable++
+        continue
+      }
+      const ms = t1 - t0
+      latencies.push(ms)
+      if (ms <= slaMs) withinSla++
+      else late++
+      const bucket = Math.floor((t1 - warmupEnd) / 100)
+      while (timeline.length <= bucket) timeline.push(0)
+      timeline[bucket]!++
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  const seconds = (spec.durationMs ?? 5_000) / 1000
+  return {
+    ops: latencies.length,
+    errors,
+    seconds,
+    throughput: measuring ? latencies.length / seconds : 0,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: latencies.reduce((a, b) => Math.max(a, b), 0),
+    timeline100ms: timeline,
+    withinSla,
+    late,
+    unreachable,
+    aborts,
+    ...(target.stats() === undefined ? {} : { clientStats: target.stats()! })
+  }
+}
+
+const fill = async (spec: LoadSpec, target: Target) => {
+  const f = spec.fill!
+  const value = randomBytes(VALUE_BYTES)
+  const concurrency = spec.concurrency ?? 4
+  let next = f.from
+  const worker = async () => {
+    while (next < f.to) {
+      const from = next
+      next = Math.min(f.to, next + f.batch)
+      const entries = Array.from({ length: next - from }, (_, i) => [keyName(from + i), value] as const)
+      for (;;) {
+        try {
+          await target.put(entries)
+          break
+        } catch (e) {
+          if ((e as { _tag?: string })._tag !== "TransactionAborted" && (e as { _tag?: string })._tag !== "StorageUnavailable") throw e
+        }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return { filled: f.to - f.from, clientStats: target.stats() }
+}
+
+const main = async () => {
+  const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec
+  const out = (x: unknown) => process.stdout.write(`${JSON.stringify(x)}\n`)
+  if (spec.target.kind === "grpc") {
+    const target = grpcTarget(spec.target.addresses)
+    out(spec.mode === "fill" ? await fill(spec, target) : await load(spec, target))
+    return
+  }
+  const t = spec.target
+  const started = performance.now()
+  await Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const raw = yield* openSegmentStore(t.storage)
+        const store = withFailures(raw, t.failureRate ?? 0, Math.random)
+        const client = yield* openClient(store, {
+          store: t.store,
+          ...(t.cacheBytes === undefined ? {} : { cacheBytes: t.cacheBytes })
+        })
+        const runtime = yield* Effect.runtime<never>()
+        const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.provide(e, runtime))
+        const target = yield* Effect.promise(() => airdbTarget(t, run, client))
+        if (spec.mode === "coldstart") {
+          const opened = performance.now()
+          yield* client.put(`coldstart-${randomBytes(4).toString("hex")}`, randomBytes(16))
+          const committed = performance.now()
+          out({
+            coldStartMs: spec.spawnedAt === undefined ? committed - started : Date.now() - spec.spawnedAt,
+            openMs: opened - started,
+            firstCommitMs: committed - opened,
+            clientStats: client.stats()
+          })
+          return
+        }
+        const result = yield* Effect.promise((): Promise<unknown> => (spec.mode === "fill" ? fill(spec, target) : load(spec, target)))
+        out(result)
+      })
+    )
+  )
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e instanceof Error ? e.stack : e)
+    process.exit(1)
+  }
+)
