@@ -126,7 +126,12 @@ const etcdYcsb = async (
     readonly prefill?: boolean
     readonly nice?: boolean
   }
-): Promise<{ readonly throughput: number; readonly p50Ms: number; readonly p99Ms: number; readonly errors: number }> => {
+): Promise<{
+  readonly throughput: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly errors: number
+}> => {
   const mix = MIXES[o.workload]
   const args = [
     `-endpoints=${endpoints.join(",")}`,
@@ -144,7 +149,10 @@ const etcdYcsb = async (
     `-prefill=${o.prefill === true}`,
     `-duration=${o.durationMs}ms`
   ]
-  const r = o.nice === true ? await runMeasured("nice", ["-n", "19", binary, ...args], { timeoutMs: 3_600_000 }) : await runMeasured(binary, args, { timeoutMs: 3_600_000 })
+  const r =
+    o.nice === true
+      ? await runMeasured("nice", ["-n", "19", binary, ...args], { timeoutMs: 3_600_000 })
+      : await runMeasured(binary, args, { timeoutMs: 3_600_000 })
   if (r.code !== 0) throw new Error(`etcdload exited with ${r.code}:\n${r.stderr}`)
   const out = parseEtcdLoadOutput(r.stdout)
   return { throughput: out.throughputPerSec, p50Ms: out.p50Ms, p99Ms: out.p99Ms, errors: out.errors }
@@ -170,7 +178,11 @@ export const run = async (quick: boolean): Promise<void> => {
         azureConnectionString: (await import("@reef/airdb")).azuriteConnectionString(azurite.port)
       } as StorageOptions
     }
-    const airdb = (storage: StorageOptions, store: string, extra: Partial<Extract<LoadTarget, { kind: "airdb" }>> = {}): LoadTarget => ({
+    const airdb = (
+      storage: StorageOptions,
+      store: string,
+      extra: Partial<Extract<LoadTarget, { kind: "airdb" }>> = {}
+    ): LoadTarget => ({
       kind: "airdb",
       storage,
       store,
@@ -195,9 +207,24 @@ export const run = async (quick: boolean): Promise<void> => {
 
     // ---- 1. p99 against throughput ---------------------------------------------------------------------------
     const points: Array<Point> = []
-    const record = (system: System, workload: Workload, concurrency: number, o: { throughput: number; p50Ms: number; p99Ms: number; errors: number }) => {
-      points.push({ system, workload, concurrency, throughput: o.throughput, p50Ms: o.p50Ms, p99Ms: o.p99Ms, errors: o.errors })
-      console.log(`  ${system} ${workload} c=${concurrency}: ${Math.round(o.throughput)} ops/s, p99 ${round(o.p99Ms)} ms`)
+    const record = (
+      system: System,
+      workload: Workload,
+      concurrency: number,
+      o: { throughput: number; p50Ms: number; p99Ms: number; errors: number }
+    ) => {
+      points.push({
+        system,
+        workload,
+        concurrency,
+        throughput: o.throughput,
+        p50Ms: o.p50Ms,
+        p99Ms: o.p99Ms,
+        errors: o.errors
+      })
+      console.log(
+        `  ${system} ${workload} c=${concurrency}: ${Math.round(o.throughput)} ops/s, p99 ${round(o.p99Ms)} ms`
+      )
     }
     console.log("\nbench airdb: p99 against throughput (YCSB, 1 KB values)")
     const etcd = await startEtcdCluster({ n: 3, extraArgs: ["--quota-backend-bytes", String(8 * 1024 ** 3)] })
@@ -206,12 +233,22 @@ export const run = async (quick: boolean): Promise<void> => {
       const store = `y_${system.replace("-", "_")}`
       let target: LoadTarget
       if (system === "etcd") {
-        await etcdYcsb(etcdload, etcd.endpoints, { workload: "read-only", concurrency: 8, durationMs: 0, keySpace: plan.keySpace, prefill: true })
+        await etcdYcsb(etcdload, etcd.endpoints, {
+          workload: "read-only",
+          concurrency: 8,
+          durationMs: 0,
+          keySpace: plan.keySpace,
+          prefill: true
+        })
         target = { kind: "grpc", addresses: [] }
       } else if (system === "slsmr") {
         await fill(airdb(storages.jetstream, store), 0, plan.keySpace)
         const servers = [0, 1, 2].map((i) =>
-          startChild<{ address: string }>("server-process", { storage: storages.jetstream, store, id: `s${i}` }, { heapMb: 4096 })
+          startChild<{ address: string }>(
+            "server-process",
+            { storage: storages.jetstream, store, id: `s${i}` },
+            { heapMb: 4096 }
+          )
         )
         children.push(...servers)
         target = { kind: "grpc", addresses: await Promise.all(servers.map(async (s) => (await s.first).address)) }
@@ -222,7 +259,17 @@ export const run = async (quick: boolean): Promise<void> => {
       for (const workload of WORKLOADS) {
         for (const c of plan.points) {
           if (system === "etcd") {
-            record(system, workload, c, await etcdYcsb(etcdload, etcd.endpoints, { workload, concurrency: c, durationMs: plan.durationMs, keySpace: plan.keySpace }))
+            record(
+              system,
+              workload,
+              c,
+              await etcdYcsb(etcdload, etcd.endpoints, {
+                workload,
+                concurrency: c,
+                durationMs: plan.durationMs,
+                keySpace: plan.keySpace
+              })
+            )
           } else {
             record(system, workload, c, await twoClients(target, workload, c))
           }
@@ -248,26 +295,41 @@ export const run = async (quick: boolean): Promise<void> => {
       const airdbRuns: Array<number> = []
       let lastStats: Record<string, number> | undefined
       for (let i = 0; i < plan.coldStartRuns; i++) {
-        const r = (await startChild<{ coldStartMs: number; clientStats: Record<string, number> }>("load-process", {
+        const r = await startChild<{ coldStartMs: number; clientStats: Record<string, number> }>("load-process", {
           mode: "coldstart",
           target,
           spawnedAt: Date.now()
-        }).first)
+        }).first
         airdbRuns.push(r.coldStartMs)
         lastStats = r.clientStats
       }
       // SLSMR: one server downloads the whole state, then serves.
       const spawnedAt = Date.now()
-      const server = startChild<{ address: string; loadMs: number }>("server-process", { storage: storages.jetstream, store, id: "cold" }, { heapMb: 12_288 })
+      const server = startChild<{ address: string; loadMs: number }>(
+        "server-process",
+        { storage: storages.jetstream, store, id: "cold" },
+        { heapMb: 12_288 }
+      )
       children.push(server)
       const ready = await server.first
-      await runLoad({ mode: "fill", target: { kind: "grpc", addresses: [ready.address] }, fill: { from: keys, to: keys + 1, batch: 1 }, concurrency: 1 })
+      await runLoad({
+        mode: "fill",
+        target: { kind: "grpc", addresses: [ready.address] },
+        fill: { from: keys, to: keys + 1, batch: 1 },
+        concurrency: 1
+      })
       const slsmrMs = Date.now() - spawnedAt
       await server.kill()
       // etcd: load the same keys, snapshot, restore three members, first write.
       const source = await startEtcdCluster({ n: 3, extraArgs: ["--quota-backend-bytes", String(8 * 1024 ** 3)] })
       etcdClusters.push(source)
-      await etcdYcsb(etcdload, source.endpoints, { workload: "read-only", concurrency: 16, durationMs: 0, keySpace: keys, prefill: true })
+      await etcdYcsb(etcdload, source.endpoints, {
+        workload: "read-only",
+        concurrency: 16,
+        durationMs: 0,
+        keySpace: keys,
+        prefill: true
+      })
       const dir = mkdtempSync(join(tmpdir(), "reef-airdb-etcdsnap-"))
       const snapshot = join(dir, "snapshot.db")
       await saveEtcdSnapshot(source.endpoints[0]!, snapshot)
@@ -307,7 +369,11 @@ export const run = async (quick: boolean): Promise<void> => {
         // Bad clients run at nice 19: what they do to the good client goes through the system, not this
         // 2-core machine's shared CPU.
         const bad = [0, 1].map((i) =>
-          startChild<LoadOutput>("load-process", { ...loadSpec(goodTarget, flood, 64, i + 4), durationMs: plan.goodMs + 4_000, warmupMs: 0 }, { nice: 19 })
+          startChild<LoadOutput>(
+            "load-process",
+            { ...loadSpec(goodTarget, flood, 64, i + 4), durationMs: plan.goodMs + 4_000, warmupMs: 0 },
+            { nice: 19 }
+          )
         )
         await sleep(1_500)
         const during = await runLoad(good(goodTarget))
@@ -317,11 +383,24 @@ export const run = async (quick: boolean): Promise<void> => {
       isolation.airdb = row
     }
     {
-      const goodEtcd = () => etcdYcsb(etcdload, etcd.endpoints, { workload: "read-only", concurrency: 4, durationMs: plan.goodMs, keySpace: plan.keySpace, rate: plan.goodRate })
+      const goodEtcd = () =>
+        etcdYcsb(etcdload, etcd.endpoints, {
+          workload: "read-only",
+          concurrency: 4,
+          durationMs: plan.goodMs,
+          keySpace: plan.keySpace,
+          rate: plan.goodRate
+        })
       const before = await goodEtcd()
       const row: Record<string, number> = { p99BeforeMs: before.p99Ms }
       for (const flood of ["read-heavy", "update-heavy"] as const) {
-        const bad = etcdYcsb(etcdload, etcd.endpoints, { workload: flood, concurrency: 128, durationMs: plan.goodMs + 4_000, keySpace: plan.keySpace, nice: true })
+        const bad = etcdYcsb(etcdload, etcd.endpoints, {
+          workload: flood,
+          concurrency: 128,
+          durationMs: plan.goodMs + 4_000,
+          keySpace: plan.keySpace,
+          nice: true
+        })
         await sleep(1_500)
         const during = await goodEtcd()
         await bad
@@ -337,10 +416,18 @@ export const run = async (quick: boolean): Promise<void> => {
     console.log("\nbench airdb: chaos (client kills, bad-client bursts, 0.1% failing storage calls)")
     const chaosStore = "y_airdb_jetstream"
     const peer = (i: number) =>
-      startChild<LoadOutput>("load-process", { ...loadSpec(airdb(storages.jetstream, chaosStore, { failureRate: 0.001 }), "update-heavy", 4, 20 + i), durationMs: plan.chaosMs + 10_000 })
+      startChild<LoadOutput>("load-process", {
+        ...loadSpec(airdb(storages.jetstream, chaosStore, { failureRate: 0.001 }), "update-heavy", 4, 20 + i),
+        durationMs: plan.chaosMs + 10_000
+      })
     const peers = [peer(0), peer(1)]
     const events: Array<{ readonly atMs: number; readonly event: string }> = []
-    const goodRun = runLoad({ ...good(airdb(storages.jetstream, chaosStore, { failureRate: 0.001 })), durationMs: plan.chaosMs, giveUpMs: 2_000, slaMs: 100 })
+    const goodRun = runLoad({
+      ...good(airdb(storages.jetstream, chaosStore, { failureRate: 0.001 })),
+      durationMs: plan.chaosMs,
+      giveUpMs: 2_000,
+      slaMs: 100
+    })
     const chaosStart = Date.now()
     let k = 0
     while (Date.now() - chaosStart < plan.chaosMs - 3_000) {
@@ -353,7 +440,20 @@ export const run = async (quick: boolean): Promise<void> => {
         events.push({ atMs: at, event: `killed client ${i} (SIGKILL), restarted` })
       } else {
         const burst = [0, 1].map((i) =>
-          startChild<LoadOutput>("load-process", { ...loadSpec(airdb(storages.jetstream, chaosStore), i === 0 ? "read-heavy" : "update-heavy", 32, 40 + k + i), durationMs: 2_500, warmupMs: 0 }, { nice: 19 })
+          startChild<LoadOutput>(
+            "load-process",
+            {
+              ...loadSpec(
+                airdb(storages.jetstream, chaosStore),
+                i === 0 ? "read-heavy" : "update-heavy",
+                32,
+                40 + k + i
+              ),
+              durationMs: 2_500,
+              warmupMs: 0
+            },
+            { nice: 19 }
+          )
         )
         children.push(...burst)
         events.push({ atMs: at, event: "bad-client burst (read-heavy + update-heavy)" })
@@ -364,7 +464,9 @@ export const run = async (quick: boolean): Promise<void> => {
     for (const p of peers) await p.kill()
     const attempted = chaos.withinSla + chaos.late + chaos.unreachable
     const pct = (n: number) => (attempted === 0 ? 0 : round((100 * n) / attempted, 3))
-    console.log(`  ${attempted} reads: ${pct(chaos.withinSla)}% within 100 ms, ${pct(chaos.late)}% late, ${pct(chaos.unreachable)}% unreachable`)
+    console.log(
+      `  ${attempted} reads: ${pct(chaos.withinSla)}% within 100 ms, ${pct(chaos.late)}% late, ${pct(chaos.unreachable)}% unreachable`
+    )
 
     // ---- results ---------------------------------------------------------------------------------------------
     const best = (system: System, workload: Workload) =>
@@ -383,7 +485,11 @@ export const run = async (quick: boolean): Promise<void> => {
     const path = writeResult({
       suite: "airdb",
       quick,
-      machine: { ...machine(), loadavgBefore: loadBefore.map((x) => round(x)), loadavgAfter: loadAfter.map((x) => round(x)) },
+      machine: {
+        ...machine(),
+        loadavgBefore: loadBefore.map((x) => round(x)),
+        loadavgAfter: loadAfter.map((x) => round(x))
+      },
       metrics: {
         plan: { ...plan },
         coldStartSizes: quick
@@ -418,7 +524,9 @@ export const run = async (quick: boolean): Promise<void> => {
           logY: true,
           series: systems.map((s) => ({
             name: s,
-            points: points.filter((p) => p.system === s && p.workload === workload).map((p) => [p.throughput, p.p99Ms] as const)
+            points: points
+              .filter((p) => p.system === s && p.workload === workload)
+              .map((p) => [p.throughput, p.p99Ms] as const)
           }))
         })
       )
@@ -453,7 +561,9 @@ export const run = async (quick: boolean): Promise<void> => {
       Object.entries(cold).map(([size, c]) => [size, c.airdbMs!, c.slsmrMs!, c.etcdMs!])
     )
     printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
-    console.log(`\nload average before ${loadBefore.map((x) => round(x)).join(" ")}, after ${loadAfter.map((x) => round(x)).join(" ")}`)
+    console.log(
+      `\nload average before ${loadBefore.map((x) => round(x)).join(" ")}, after ${loadAfter.map((x) => round(x)).join(" ")}`
+    )
     console.log(`wrote ${path}`)
   } finally {
     for (const c of children) await c.kill()

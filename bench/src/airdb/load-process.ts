@@ -106,7 +106,9 @@ const airdbTarget = async (
     }
   },
   put: (entries) =>
-    run(Effect.asVoid(scopedClient.transact((tx) => Effect.forEach(entries, ([k, v]) => tx.put(k, v), { discard: true })))),
+    run(
+      Effect.asVoid(scopedClient.transact((tx) => Effect.forEach(entries, ([k, v]) => tx.put(k, v), { discard: true })))
+    ),
   stats: () => ({ ...scopedClient.stats(), cacheCapacity: t.cacheBytes ?? 0 })
 })
 
@@ -114,7 +116,10 @@ const grpcTarget = (addresses: ReadonlyArray<string>): Target => {
   const clients = addresses.map((a) => new AirDBClient(a, credentials.createInsecure()))
   let next = 0
   const pick = () => clients[next++ % clients.length]!
-  const call = <Req, Res>(f: (c: InstanceType<typeof AirDBClient>) => (req: Req, cb: (e: ServiceError | null, r: Res) => void) => unknown, req: Req) =>
+  const call = <Req, Res>(
+    f: (c: InstanceType<typeof AirDBClient>) => (req: Req, cb: (e: ServiceError | null, r: Res) => void) => unknown,
+    req: Req
+  ) =>
     new Promise<Res>((resolve, reject) => {
       const c = pick()
       f(c).call(c, req, (e, r) => (e ? reject(e) : resolve(r)))
@@ -131,7 +136,10 @@ const grpcTarget = (addresses: ReadonlyArray<string>): Target => {
           const old = (await call((c) => c.get, { key: b(key) })) as { found: boolean; value: Buffer }
           const compare = { key: b(key), exists: old.found, value: old.value }
           const r = (await call((c) => c.transact, {
-            ops: [{ op: { $case: "compare", value: compare } }, { op: { $case: "put", value: { key: b(key), value: v } } }],
+            ops: [
+              { op: { $case: "compare", value: compare } },
+              { op: { $case: "put", value: { key: b(key), value: v } } }
+            ],
             maxAttempts: 0
           })) as { committed: boolean }
           if (r.committed) return
@@ -243,7 +251,11 @@ const fill = async (spec: LoadSpec, target: Target) => {
           await target.put(entries)
           break
         } catch (e) {
-          if ((e as { _tag?: string })._tag !== "TransactionAborted" && (e as { _tag?: string })._tag !== "StorageUnavailable") throw e
+          if (
+            (e as { _tag?: string })._tag !== "TransactionAborted" &&
+            (e as { _tag?: string })._tag !== "StorageUnavailable"
+          )
+            throw e
         }
       }
     }
@@ -286,7 +298,9 @@ const main = async () => {
           })
           return
         }
-        const result = yield* Effect.promise((): Promise<unknown> => (spec.mode === "fill" ? fill(spec, target) : load(spec, target)))
+        const result = yield* Effect.promise(
+          (): Promise<unknown> => (spec.mode === "fill" ? fill(spec, target) : load(spec, target))
+        )
         out(result)
       })
     )

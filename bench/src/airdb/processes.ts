@@ -72,7 +72,9 @@ export const runLoads = async (specs: ReadonlyArray<LoadSpec>): Promise<LoadOutp
   const outs = await Promise.all(specs.map((s) => runLoad(s)))
   const sum = (f: (o: LoadOutput) => number) => outs.reduce((a, o) => a + f(o), 0)
   const timeline: Array<number> = []
-  for (const o of outs) o.timeline100ms.forEach((n, i) => (timeline[i] = (timeline[i] ?? 0) + n))
+  for (const o of outs) {
+    for (const [i, n] of o.timeline100ms.entries()) timeline[i] = (timeline[i] ?? 0) + n
+  }
   return {
     ops: sum((o) => o.ops),
     errors: sum((o) => o.errors),

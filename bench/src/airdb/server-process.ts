@@ -5,7 +5,7 @@
  *
  *   node bench/dist/airdb/server-process.js '<json>'
  */
-import { serveAirDb, type StorageOptions } from "@reef/airdb"
+import { type StorageOptions, serveAirDb } from "@reef/airdb"
 import * as Effect from "effect/Effect"
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as {

@@ -24,7 +24,13 @@ export type OpKind = keyof Mix
 
 /** The operation for a uniform draw `x` in [0, 1). */
 export const opFor = (mix: Mix, x: number): OpKind =>
-  x < mix.read ? "read" : x < mix.read + mix.update ? "update" : x < mix.read + mix.update + mix.insert ? "insert" : "rmw"
+  x < mix.read
+    ? "read"
+    : x < mix.read + mix.update
+      ? "update"
+      : x < mix.read + mix.update + mix.insert
+        ? "insert"
+        : "rmw"
 
 /** YCSB-style key names; etcdload uses the same (`key-%08d`), so a loaded store serves both. */
 export const keyName = (i: number): string => `key-${String(i).padStart(8, "0")}`

@@ -35,7 +35,7 @@ import {
 } from "../core/coordination.js"
 import { compareKeys } from "../core/partial-state.js"
 import { CommandReplay } from "../core/replay.js"
-import { admitsEntry, maxPendingEntries, needsSnapshot } from "../core/timely.js"
+import { admitsEntry, needsSnapshot } from "../core/timely.js"
 import {
   type CommandEntry,
   checkedKeys,
@@ -205,8 +205,6 @@ class Client {
   // The command log as applied: replay.next entries, the next at `cursor`.
   replay: CommandReplay = new CommandReplay({ base: 0, next: 0, window: 1 })
   cursor!: LogCursor
-  /** Locations of recent entries (a chain record says where a cold start begins replaying). */
-  readonly locations = new Map<number, LogLocation>()
   readonly applyLock = Effect.unsafeMakeSemaphore(1)
 
   // The state log as applied.
@@ -388,6 +386,7 @@ class Client {
           self.cursor = got.cursor
           break
         }
+        const entries: Array<CommandEntry> = []
         for (const r of got.records) {
           const entry = decodeCommandEntry(r.bytes, r.segment, r.location.position)
           if (entry instanceof CorruptRecord) return yield* entry
@@ -398,8 +397,10 @@ class Client {
               reason: `entry says index ${entry.index}, its place in the log is ${r.index}`
             })
           }
-          self.applyEntry(entry, r.location)
+          entries.push(entry)
         }
+        const history = yield* self.historyFor(entries)
+        for (const [i, entry] of entries.entries()) self.applyEntry(entry, got.records[i]!.location, history)
         self.cursor = got.cursor
       }
       if (self.options.snapshots && needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
@@ -415,12 +416,30 @@ class Client {
     )
   }
 
-  /** Applies one entry at the tail (under applyLock); records where it is and the outcomes of own batches. */
-  private applyEntry(entry: CommandEntry, location: LogLocation): void {
-    const outcomes = this.replay.apply(entry)
-    this.locations.set(entry.index, location)
-    const keep = this.config.conflictWindow + maxPendingEntries(this.config.timely) + 64
-    this.locations.delete(entry.index - keep)
+  /**
+   * The last modifications, from the snapshots, of keys that intentions with a snapshot older than this
+   * client's first replayed entry check (a client that started cold has no window before it).
+   */
+  private historyFor(
+    entries: ReadonlyArray<CommandEntry>
+  ): Effect.Effect<ReadonlyMap<Key, number | undefined> | undefined, AirDbError> {
+    const keys = this.replay.historyNeeded(entries)
+    if (keys.length === 0) return Effect.succeed(undefined)
+    return Effect.map(
+      Effect.forEach(keys, (k) => Effect.map(this.lookupSnapshots(k), (r) => [k, r.state?.modified] as const), {
+        concurrency: 8
+      }),
+      (pairs) => new Map(pairs)
+    )
+  }
+
+  /** Applies one entry at the tail (under applyLock); records the outcomes of own batches. */
+  private applyEntry(
+    entry: CommandEntry,
+    _location: LogLocation,
+    history?: ReadonlyMap<Key, number | undefined>
+  ): void {
+    const outcomes = this.replay.apply(entry, history)
     for (const o of outcomes) {
       if (o._tag === "Committed") this.counters.committed++
       else this.counters.aborted++
@@ -530,7 +549,11 @@ class Client {
         if (Either.isRight(appended)) {
           yield* self.applyLock.withPermits(1)(
             Effect.sync(() => {
-              if (self.replay.next === index && self.cursor === cursor) {
+              if (
+                self.replay.next === index &&
+                self.cursor === cursor &&
+                self.replay.historyNeeded([entry]).length === 0
+              ) {
                 self.applyEntry(entry, locationOf(cursor))
                 self.cursor = appended.right
               }
@@ -709,9 +732,10 @@ class Client {
     return Effect.gen(function* () {
       // The range and its contents are taken together, from this client's replay (the tail Φ(base, next]).
       if (chainEnd(self.view.chain) !== self.replay.base) return
+      // Taken together, in one step: the tail Φ(base, next] and where entry `next` is (a cold start replays from it).
       const partial = self.replay.snapshot()
-      const replayFrom = self.locations.get(Math.max(0, partial.to - self.config.conflictWindow))
-      if (replayFrom === undefined) return
+      const replayFrom = locationOf(self.cursor)
+      if (replayFrom.index !== partial.to) return
       const begin = {
         from: partial.from,
         to: partial.to,

@@ -24,7 +24,7 @@ export interface LogLocation {
 
 export interface Chain {
   readonly snapshots: ReadonlyArray<SnapshotRef>
-  /** Where a cold start begins replaying: the entry a conflict window before the chain's end. */
+  /** Where a cold start begins replaying: the location of the entry at the chain's end. */
   readonly replayFrom: LogLocation
 }
 

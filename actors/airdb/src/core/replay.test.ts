@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { CommandReplay, OutOfOrderEntryError } from "./replay.js"
+import { CommandReplay, MissingHistoryError, OutOfOrderEntryError } from "./replay.js"
 import { type CommandEntry, commitTs } from "./types.js"
 
 const v = (s: string) => new TextEncoder().encode(s)
@@ -18,13 +18,26 @@ describe("replaying the command log", () => {
     expect(() => r.apply(log[1]!)).toThrow(OutOfOrderEntryError)
   })
 
-  it("a client starting a window before the chain's end decides exactly like one that saw the whole log", () => {
+  it("a client starting at the chain's end, given the snapshots' last modifications, decides like one that saw the whole log", () => {
     const full = new CommandReplay({ base: 0, next: 0, window: 8 })
     const fullOutcomes = log.map((e) => full.apply(e))
     const base = 24
-    const late = new CommandReplay({ base, next: base - 8, window: 8 })
-    const lateOutcomes = log.slice(base - 8).map((e) => late.apply(e))
-    expect(lateOutcomes.slice(8)).toEqual(fullOutcomes.slice(base))
+    // What the snapshots Φ(0, base] say: each key's last modification before the base.
+    const prefix = new CommandReplay({ base: 0, next: 0, window: 8 })
+    for (const e of log.slice(0, base)) prefix.apply(e)
+    const snapshot = prefix.snapshot()
+    const late = new CommandReplay({ base, next: base, window: 8 })
+    const lateOutcomes = log.slice(base).map((e) => {
+      const needed = late.historyNeeded([e])
+      const history = needed.length === 0 ? undefined : new Map(needed.map((k) => [k, snapshot.keys.get(k)?.modified]))
+      return late.apply(e, history)
+    })
+    expect(lateOutcomes).toEqual(fullOutcomes.slice(base))
+    // Without the history it refuses to guess.
+    const blind = new CommandReplay({ base, next: base, window: 8 })
+    expect(() => {
+      for (const e of log.slice(base)) blind.apply(e)
+    }).toThrow(MissingHistoryError)
     // Its tail holds only what the entries from its base modified.
     for (const [key, state] of full.snapshot().keys) {
       if (state.modified >= commitTs(base, 0)) expect(late.get(key)).toEqual(state)

@@ -4,12 +4,23 @@
  * Φ(base, next] with their commit timestamp as last-modified. The base is the end of the snapshot chain:
  * what is before it lives in snapshots, so the tail stays bounded by the timely-snapshot invariant.
  *
- * Entries before the base (a cold start replays the last `window` of them) only feed the modification
- * window, so a client that starts late decides exactly like one that saw everything.
+ * A client that starts late (a cold start replays from the chain's end) has no modification window for the
+ * entries before it. An intention whose snapshot s(T) precedes the first entry this replay applied may check
+ * keys last modified before that entry: the caller supplies those keys' last modifications from the snapshots
+ * (`history`, exact: a snapshot keeps each key's last-modified timestamp), so it decides exactly like a client
+ * that saw everything.
  */
 import { decide, ModificationWindow } from "./conflict.js"
 import type { PartialState } from "./partial-state.js"
-import { type CommandEntry, commitTs, type Key, type KeyState, type Outcome, SLOTS_PER_ENTRY } from "./types.js"
+import {
+  type CommandEntry,
+  commitTs,
+  type Key,
+  type KeyState,
+  type Outcome,
+  SLOTS_PER_ENTRY,
+  type Ts
+} from "./types.js"
 
 export class OutOfOrderEntryError extends Error {
   constructor(
@@ -31,7 +42,16 @@ export interface ReplayStart {
   readonly decide?: typeof decide
 }
 
+/** Thrown when an intention needs history before this replay's start that the caller did not supply. */
+export class MissingHistoryError extends Error {
+  constructor(readonly key: Key) {
+    super(`last modification of ${key} before this replay's first entry was not supplied`)
+  }
+}
+
 export class CommandReplay {
+  /** The first entry this replay applied: its modification window knows nothing before it. */
+  readonly knownFrom: number
   private _next: number
   private _base: number
   private readonly tail = new Map<Key, KeyState>()
@@ -42,6 +62,7 @@ export class CommandReplay {
     if (start.next > start.base)
       throw new Error(`replay must start at or before its base (${start.next} > ${start.base})`)
     this._next = start.next
+    this.knownFrom = start.next
     this._base = start.base
     this.modifications = new ModificationWindow(start.window)
     this.decide = start.decide ?? decide
@@ -77,14 +98,42 @@ export class CommandReplay {
     }
   }
 
-  /** Applies the next entry; returns one outcome per intention, in slot order. */
-  apply(entry: CommandEntry): ReadonlyArray<Outcome> {
+  /**
+   * The keys whose last modification before `knownFrom` the next entries' decisions need (intentions whose
+   * snapshot precedes it and that are not too old to commit anyway).
+   */
+  historyNeeded(entries: ReadonlyArray<CommandEntry>): ReadonlyArray<Key> {
+    const keys = new Set<Key>()
+    for (const entry of entries) {
+      for (const t of entry.intentions) {
+        if (t.snapshotEntries >= this.knownFrom || entry.index - t.snapshotEntries >= this.modifications.window)
+          continue
+        for (const k of t.checked) keys.add(k)
+      }
+    }
+    return [...keys]
+  }
+
+  /**
+   * Applies the next entry; returns one outcome per intention, in slot order. `history`: the last modification
+   * (from snapshots) of the keys `historyNeeded` listed, undefined for a key never modified.
+   */
+  apply(entry: CommandEntry, history?: ReadonlyMap<Key, Ts | undefined>): ReadonlyArray<Outcome> {
     if (entry.index !== this._next) throw new OutOfOrderEntryError(this._next, entry.index)
     const outcomes: Array<Outcome> = []
     const intoTail = entry.index >= this._base
+    const fromWindow = (k: Key): Ts | undefined => this.modifications.get(k)
+    /** For an intention whose snapshot precedes this replay: the window, else the supplied history. */
+    const withHistory = (k: Key): Ts | undefined => {
+      const known = this.modifications.get(k)
+      if (known !== undefined) return known
+      if (history === undefined || !history.has(k)) throw new MissingHistoryError(k)
+      return history.get(k)
+    }
     entry.intentions.forEach((intention, slot) => {
       const ts = commitTs(entry.index, slot)
-      const decision = this.decide(intention, entry.index, this.modifications.window, (k) => this.modifications.get(k))
+      const lastModified = intention.snapshotEntries < this.knownFrom ? withHistory : fromWindow
+      const decision = this.decide(intention, entry.index, this.modifications.window, lastModified)
       if (decision._tag === "Abort") {
         outcomes.push({
           _tag: "Aborted",

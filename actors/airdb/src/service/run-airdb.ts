@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
-import { defineActor, type Kernel, spawn } from "@reef/kernel"
+import { defineActor, type Kernel, PresenceDetails, spawn } from "@reef/kernel"
 import { protoRoot } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -64,6 +64,24 @@ export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, u
   Effect.gen(function* () {
     // A restarted process is a new incarnation: its writer id is never reused.
     const handle = yield* serveAirDb({ ...options, clientId: `${options.id}-${randomBytes(4).toString("hex")}` })
-    yield* spawn(airdbActor(options.mode === "slsmr" ? "slsmr" : "airdb"), options.id)
+    const role = options.mode === "slsmr" ? "slsmr" : "airdb"
+    yield* spawn(airdbActor(role), options.id)
+    // `reef status` shows the endpoint and how far this client is; `reef airdb ...` finds it by the endpoint.
+    const presence = yield* PresenceDetails
+    yield* presence.announce({ grpc: handle.grpcAddress }, { role, id: options.id })
+    yield* presence.reportStatus(
+      { role, id: options.id },
+      Effect.sync(() => {
+        const s = handle.client.stats()
+        return {
+          store: options.store,
+          backend: options.storage.backend,
+          entries: String(s.entries),
+          "chain end": String(s.chainEnd),
+          "tail keys": String(s.tailKeys),
+          "cache MB": (s.cacheBytes / 1024 ** 2).toFixed(1)
+        }
+      })
+    )
     return handle
   })

@@ -62,10 +62,11 @@ export const openSegmentStore = (
 export const withFailures = (store: SegmentStoreShape, rate: number, random: () => number): SegmentStoreShape => {
   if (rate <= 0) return store
   const maybeFail = <A, E>(segment: string, operation: string, call: Effect.Effect<A, E>) =>
-    Effect.suspend((): Effect.Effect<A, E | SegmentUnavailable> =>
-      random() < rate
-        ? Effect.fail(new SegmentUnavailable({ segment, operation, reason: "injected storage failure" }))
-        : call
+    Effect.suspend(
+      (): Effect.Effect<A, E | SegmentUnavailable> =>
+        random() < rate
+          ? Effect.fail(new SegmentUnavailable({ segment, operation, reason: "injected storage failure" }))
+          : call
     )
   return {
     ...store,

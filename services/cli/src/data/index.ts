@@ -5,6 +5,7 @@
 import type * as Effect from "effect/Effect"
 import type { CliFailure } from "../cli/errors.js"
 import type { CommandSpec } from "../cli/spec.js"
+import { airdbCommands } from "./airdb.js"
 import { backupCommands } from "./backup.js"
 import { kvCommands } from "./kv.js"
 import { pingCommand } from "./ping.js"
@@ -13,6 +14,7 @@ import { watchCommand } from "./watch.js"
 export const dataCommands: ReadonlyArray<CommandSpec<Effect.Effect<void, CliFailure>>> = [
   kvCommands,
   backupCommands,
+  airdbCommands,
   pingCommand,
   watchCommand
 ]
