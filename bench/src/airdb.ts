@@ -56,7 +56,7 @@ interface Plan {
 
 const QUICK: Plan = {
   keySpace: 2_000,
-  points: [4, 32],
+  points: [8, 128],
   durationMs: 2_000,
   warmupMs: 1_000,
   coldStartKeys: [10_000, 100_000],
@@ -68,7 +68,7 @@ const QUICK: Plan = {
 
 const FULL: Plan = {
   keySpace: 20_000,
-  points: [4, 16, 64, 192],
+  points: [8, 32, 128, 384],
   durationMs: 8_000,
   warmupMs: 2_000,
   coldStartKeys: [100_000, 1_000_000],

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { credentials, type ServiceError } from "@grpc/grpc-js"
-import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, withFailures } from "@reef/airdb"
+import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, withFailures } from "@reef/airdb/client"
 import { AirDBClient } from "@reef/proto"
 import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"

@@ -68,7 +68,7 @@ import {
   TransactionTooLarge
 } from "./errors.js"
 import { type AirDbOptions, FORMAT_VERSION, type ResolvedOptions, resolveOptions } from "./options.js"
-import { mergeSnapshots, SnapshotBuilder, type SnapshotReadError, SnapshotReader } from "./snapshots.js"
+import { MISS, mergeSnapshots, SnapshotBuilder, type SnapshotReadError, SnapshotReader } from "./snapshots.js"
 import { traced } from "./tracing.js"
 
 export interface ReadResult {
@@ -900,16 +900,25 @@ class Client {
     if (invalid !== undefined) return Effect.fail(invalid)
     return traced("airdb.get", {}, () =>
       Effect.gen(function* () {
-        const speculative = yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
+        // Blocks in the cache answer at once; otherwise the snapshot read starts now and races the tail check.
+        const chain = self.adopted
+        const cached = self.reader.lookupCached(chain.snapshots, key)
+        const speculative =
+          cached === MISS
+            ? yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
+            : undefined
         const snapshot = yield* self.ride
         const inTail = self.replay.get(key)
         if (inTail !== undefined) {
-          yield* Fiber.interrupt(speculative)
-          return { value: inTail.value, snapshot }
+          if (speculative !== undefined) yield* Fiber.interrupt(speculative)
+          return { value: inTail.value, snapshot: Math.max(snapshot, self.replay.next) }
         }
-        const guess = yield* Fiber.join(speculative)
-        const state = guess.chain === self.adopted ? guess.state : yield* self.stateOf(key)
-        return { value: state?.value, snapshot }
+        const guess =
+          speculative === undefined ? { state: cached as KeyState | undefined, chain } : yield* Fiber.join(speculative)
+        // The tail may have advanced while the lookup ran: a key it now holds is newer than the guess.
+        const now = self.replay.get(key)
+        const state = now !== undefined ? now : guess.chain === self.adopted ? guess.state : yield* self.stateOf(key)
+        return { value: state?.value, snapshot: Math.max(snapshot, self.replay.next) }
       })
     )
   }

@@ -22,6 +22,9 @@ import type { AppendError, CreateError, ReadError, SegmentStoreShape } from "../
 import { BlockCache } from "./block-cache.js"
 
 export type SnapshotReadError = ReadError | CorruptRecord
+
+/** A lookup that needs a block not in the cache. */
+export const MISS: unique symbol = Symbol("airdb.cache-miss")
 export type SnapshotWriteError = AppendError | CreateError
 
 const transient = (e: { readonly _tag: string }) => e._tag === "SegmentTimeout" || e._tag === "SegmentUnavailable"
@@ -215,6 +218,25 @@ export class SnapshotReader {
         return Effect.succeed(entries)
       }
     )
+  }
+
+  /**
+   * The key's state from cached blocks only, without waiting: `MISS` when a block it needs is not cached (then
+   * `lookup` reads it).
+   */
+  lookupCached(snapshots: ReadonlyArray<SnapshotRef>, key: Key): KeyState | undefined | typeof MISS {
+    for (let i = snapshots.length - 1; i >= 0; i--) {
+      const s = snapshots[i]!
+      const index = this.indexes.get(s.segment)
+      if (index === undefined) return MISS
+      const b = findBlock(index, key)
+      if (b < 0) continue
+      const block = this.cache.get(BlockCache.key(s.segment, index[b]!.position))
+      if (block === undefined) return MISS
+      const state = findInBlock(block.entries, key)
+      if (state !== undefined) return state
+    }
+    return undefined
   }
 
   /** The key's state in the newest snapshot that has it (a tombstone counts), or undefined. */

@@ -1,10 +1,7 @@
 /** Opening the segment store a role or a benchmark names: a backend and where it is. */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { azureSegmentStore } from "../segment/azure.js"
-import { jetStreamSegmentStore } from "../segment/jetstream.js"
 import { MemorySegments, makeMemorySegmentStore } from "../segment/memory.js"
-import { redisSegmentStore } from "../segment/redis.js"
 import { type SegmentStoreShape, SegmentUnavailable } from "../segment/segment.js"
 
 export const BACKENDS = ["jetstream", "redis", "azure", "memory"] as const
@@ -26,30 +23,44 @@ export interface StorageOptions {
 
 export class StorageConfigError extends Error {}
 
+/**
+ * Opens the named backend. Each backend's client library is loaded only when used: a process that talks to
+ * JetStream never loads the Azure SDK (a cold start counts every module it loads).
+ */
 export const openSegmentStore = (
   o: StorageOptions
 ): Effect.Effect<SegmentStoreShape, SegmentUnavailable | StorageConfigError, Scope.Scope> => {
   const timeout = o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }
   switch (o.backend) {
-    case "jetstream":
-      if (o.natsUrl === undefined) return Effect.fail(new StorageConfigError("jetstream needs a NATS url"))
-      return jetStreamSegmentStore({ servers: o.natsUrl, ...timeout })
-    case "redis":
-      if (o.redisPort === undefined) return Effect.fail(new StorageConfigError("redis needs a port"))
-      return redisSegmentStore({
-        port: o.redisPort,
-        ...(o.redisHost === undefined ? {} : { host: o.redisHost }),
-        ...timeout
-      })
-    case "azure":
-      if (o.azureConnectionString === undefined) {
-        return Effect.fail(new StorageConfigError("azure needs a connection string"))
-      }
-      return azureSegmentStore({
-        connectionString: o.azureConnectionString,
-        ...(o.azureContainer === undefined ? {} : { container: o.azureContainer }),
-        ...timeout
-      })
+    case "jetstream": {
+      const natsUrl = o.natsUrl
+      if (natsUrl === undefined) return Effect.fail(new StorageConfigError("jetstream needs a NATS url"))
+      return Effect.flatMap(
+        Effect.promise(() => import("../segment/jetstream.js")),
+        (m) => m.jetStreamSegmentStore({ servers: natsUrl, ...timeout })
+      )
+    }
+    case "redis": {
+      const port = o.redisPort
+      if (port === undefined) return Effect.fail(new StorageConfigError("redis needs a port"))
+      return Effect.flatMap(
+        Effect.promise(() => import("../segment/redis.js")),
+        (m) => m.redisSegmentStore({ port, ...(o.redisHost === undefined ? {} : { host: o.redisHost }), ...timeout })
+      )
+    }
+    case "azure": {
+      const connectionString = o.azureConnectionString
+      if (connectionString === undefined) return Effect.fail(new StorageConfigError("azure needs a connection string"))
+      return Effect.flatMap(
+        Effect.promise(() => import("../segment/azure.js")),
+        (m) =>
+          m.azureSegmentStore({
+            connectionString,
+            ...(o.azureContainer === undefined ? {} : { container: o.azureContainer }),
+            ...timeout
+          })
+      )
+    }
     case "memory":
       return Effect.sync(() => makeMemorySegmentStore(new MemorySegments()))
   }
