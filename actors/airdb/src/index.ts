@@ -19,7 +19,7 @@ export { type AirDbOptions, DEFAULT_STORE_CONFIG } from "./client/options.js"
 export type { Isolation } from "./core/types.js"
 export * from "./segment/index.js"
 export { AIRDB_DEFAULT_SCAN_LIMIT, airDbGrpcService, toHandlerError } from "./service/airdb-service.js"
-export { type AirDbHandle, type RunAirDbOptions, runAirDb, serveAirDb } from "./service/run-airdb.js"
+export { type AirDbHandle, AirDbStartError, type RunAirDbOptions, runAirDb, serveAirDb } from "./service/run-airdb.js"
 export {
   BACKENDS,
   type Backend,

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
 import { defineActor, type Kernel, PresenceDetails, spawn } from "@reef/kernel"
 import { protoRoot } from "@reef/proto"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AirDbClient, openClient } from "../client/client.js"
@@ -60,7 +61,15 @@ export const serveAirDb = (options: Omit<RunAirDbOptions, "id"> & { readonly cli
     return handle
   })
 
-export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, unknown, Kernel | Scope.Scope> =>
+/** The role could not start: its storage, its store or its gRPC port refused (the message says which). */
+export class AirDbStartError extends Data.TaggedError("AirDbStartError")<{ readonly message: string }> {}
+
+const messageOf = (e: unknown): string =>
+  e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
+    ? String((e as { message: unknown }).message)
+    : String(e)
+
+export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, AirDbStartError, Kernel | Scope.Scope> =>
   Effect.gen(function* () {
     // A restarted process is a new incarnation: its writer id is never reused.
     const handle = yield* serveAirDb({ ...options, clientId: `${options.id}-${randomBytes(4).toString("hex")}` })
@@ -84,4 +93,4 @@ export const runAirDb = (options: RunAirDbOptions): Effect.Effect<AirDbHandle, u
       })
     )
     return handle
-  })
+  }).pipe(Effect.mapError((e) => new AirDbStartError({ message: `airdb ${options.id}: ${messageOf(e)}` })))

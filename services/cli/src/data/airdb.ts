@@ -14,10 +14,14 @@ import type {
   AirDbScanResponse,
   AirDbTransactResponse
 } from "@reef/proto"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { UsageError } from "../cli/errors.js"
+import { ClusterStateError, NotFoundError, UsageError } from "../cli/errors.js"
 import { Arg, group, Opt } from "../cli/spec.js"
 import { type ClientContext, dataCommand } from "./command.js"
+
+/** A reef.v1.AirDB call failed (its status detail, as the airdb client words it). */
+export class AirDbCallError extends Data.TaggedError("AirDbCallError")<{ readonly message: string }> {}
 
 const target = {
   client: Opt.token({ description: "the AirDB client to ask (its id)", defaultText: "the first joined airdb client" })
@@ -33,9 +37,9 @@ const airdbClient = (context: ClientContext, input: { readonly client?: string |
     )
     const all = endpointsOf(yield* members(context, "airdb"), "airdb", "grpc")
     if (all.length === 0) {
-      return yield* Effect.fail(
-        new Error("no joined airdb client in this cluster (start one with 'reef up --with airdb' or 'reef run airdb')")
-      )
+      return yield* new ClusterStateError({
+        message: "no joined airdb client in this cluster (start one with 'reef up --with airdb' or 'reef run airdb')"
+      })
     }
     const chosen = input.client === undefined ? all[0] : all.find((a) => a.id === input.client)
     if (chosen === undefined) {
@@ -59,13 +63,14 @@ const call = <Res>(
   method: (client: Client) => unknown,
   request: unknown
 ) =>
-  Effect.async<Res, Error>((resume) => {
+  Effect.async<Res, AirDbCallError>((resume) => {
     ;(method(connected.client) as (...args: Array<unknown>) => unknown).call(
       connected.client,
       request,
       connected.metadata() as never,
       { deadline: Date.now() + context.timeoutMs },
-      (e: ServiceError | null, r: Res) => resume(e ? Effect.fail(new Error(e.details || e.message)) : Effect.succeed(r))
+      (e: ServiceError | null, r: Res) =>
+        resume(e ? Effect.fail(new AirDbCallError({ message: e.details || e.message })) : Effect.succeed(r))
     )
   })
 
@@ -83,7 +88,8 @@ const get = dataCommand({
     Effect.gen(function* () {
       const c = yield* airdbClient(context, input)
       const r = yield* call<AirDbGetResponse>(context, c, (x) => x.get, { key: b(input.key) })
-      if (!r.found && context.format === "text") return yield* Effect.fail(new Error(`key "${input.key}" not found`))
+      if (!r.found && context.format === "text")
+        return yield* new NotFoundError({ message: `key "${input.key}" not found` })
       return { key: input.key, found: r.found, value: text(r.value), snapshot: r.snapshotEntries }
     }),
   text: (r) => r.value
