@@ -55,6 +55,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
+import { BackupTelemetry } from "./backup-telemetry.js"
 import { type BatchReplay, type BlockReplay, type ReplayBlock, replay } from "./replay/replayer.js"
 
 export const BACKUP_ROLE = "backup"
@@ -194,6 +195,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
     const hintWaiters = new Map<number, Deferred.Deferred<void>>()
     const spansOf = new Map<number, string | undefined>()
     const replayed = yield* PubSub.sliding<BlockReplayed>(RECENT_RECORDS)
+    const telemetry = new BackupTelemetry(options.chain, options.id)
     const recent: Array<BlockReplayed> = []
 
     // ---- the streams: blocks into a bounded queue (back-pressure), hints into a map the replay consults ----
@@ -298,6 +300,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       }
       const lag = Math.max(0, status.primaryHead - record.number)
       if (lag === 0) status.state = BackupState.BACKUP_STATE_FOLLOWING
+      telemetry.onBlock(record, lag)
       const message: BlockReplayed = {
         number: record.number,
         waitMs: record.waitMs,
@@ -358,6 +361,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       Effect.tap((last) =>
         Effect.sync(() => {
           status.primaryHead = Math.max(status.primaryHead, last)
+          telemetry.onPrimaryHead(Math.max(0, status.primaryHead - status.head))
         })
       ),
       Effect.ignore,
