@@ -3,12 +3,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { defaultWorkload, openTables, readHead, runChain, type StoreTables } from "@reef/chain"
 import { natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { makeObservabilityTest, TestSpans } from "@reef/observability"
 import { BackupState } from "@reef/proto"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runBackup } from "./backup-actor.js"
 import { backupStatus } from "./client.js"
@@ -16,12 +20,19 @@ import { backupStatus } from "./client.js"
 const dir = mkdtempSync(join(tmpdir(), "reef-backup-actor-"))
 const root = Effect.runSync(Scope.make())
 let natsUrl = ""
+/** One in-memory tracer for every actor of the test (chain and backups), so links across them can be checked. */
+let tracing: Context.Context<TestSpans>
+let tracer: Tracer.Tracer
 const CLUSTER = "ira-test"
 const workload = { ...defaultWorkload(21), txsMedian: 30 }
 
 beforeAll(async () => {
   const server = await Effect.runPromise(Scope.extend(startNatsServer({ jetstream: true }), root))
   natsUrl = server.url
+  // A runtime keeps the layer's tracer (set on the runtime, not in its context).
+  const observability = await Effect.runPromise(Scope.extend(Layer.toRuntime(makeObservabilityTest()), root))
+  tracing = observability.context
+  tracer = Runtime.runSync(observability)(Effect.tracer)
 }, 60_000)
 afterAll(async () => {
   await Effect.runPromise(Scope.close(root, Exit.void))
@@ -38,7 +49,10 @@ const start = async <A, E>(name: string, effect: Effect.Effect<A, E, any>) => {
   const value = await Effect.runPromise(
     Effect.gen(function* () {
       const context = yield* Layer.buildWithScope(layer, scope)
-      return yield* Scope.extend(Effect.provide(effect, context), scope)
+      return yield* Scope.extend(
+        Effect.provide(Effect.withTracer(effect, tracer), Context.merge(context, tracing)),
+        scope
+      )
     }) as Effect.Effect<A, E, never>
   )
   return { value, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
@@ -122,5 +136,24 @@ describe("a backup following a chain primary over NATS JetStream", () => {
       await primary.env.close()
       for (const replica of replicas) await replica.env.close()
     }
+
+    // Traces: the primary's block spans with the hint's construction and serialization, the backup's batch
+    // spans with prefetch, wait and execute, and its block spans linked to the primary's.
+    const spans = await Effect.runPromise(Effect.flatMap(TestSpans, (t) => t.spans).pipe(Effect.provide(tracing)))
+    const named = (name: string) => spans.filter((span) => span.name === name)
+    const childrenOf = (parent: (typeof spans)[number]) =>
+      spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId).map((span) => span.name)
+    const chainBlocks = named("ira.chain.block")
+    expect(chainBlocks.length).toBeGreaterThanOrEqual(80)
+    expect(childrenOf(chainBlocks[0]!).sort()).toEqual(["ira.hint.construct", "ira.hint.serialize"])
+    const batches = named("ira.backup.batch")
+    expect(batches.length).toBeGreaterThan(0)
+    expect(childrenOf(batches[0]!).sort()).toEqual(["ira.execute", "ira.prefetch", "ira.wait"])
+    expect(named("ira.prefetch")[0]!.attributes["ira.keys.plain"]).toBeGreaterThan(0)
+    const primarySpans = new Set(chainBlocks.map((span) => span.spanContext().spanId))
+    const linked = named("ira.backup.block").filter((span) =>
+      span.links.some((link) => primarySpans.has(link.context.spanId))
+    )
+    expect(linked.length).toBeGreaterThan(0)
   }, 240_000)
 })

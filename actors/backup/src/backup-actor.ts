@@ -51,6 +51,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -196,6 +197,8 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
     const spansOf = new Map<number, string | undefined>()
     const replayed = yield* PubSub.sliding<BlockReplayed>(RECENT_RECORDS)
     const telemetry = new BackupTelemetry(options.chain, options.id)
+    // Spans recorded from the replay's callbacks go to this actor's tracer (the runtime it was started in).
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     const recent: Array<BlockReplayed> = []
 
     // ---- the streams: blocks into a bounded queue (back-pressure), hints into a map the replay consults ----
@@ -214,7 +217,6 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
         await hintMessages.close()
       })
     )
-    const runtime = yield* Effect.runtime<never>()
     yield* Effect.tryPromise({
       try: async () => {
         for await (const message of blockMessages) {
@@ -255,7 +257,6 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       Effect.tapError((e) => Effect.logError(e.message)),
       Effect.forkScoped
     )
-    void runtime
 
     /** A block's hint: already here, or awaited for up to hintWaitMs (hints are advisory: then none). */
     const hintFor = (number: number) =>
@@ -315,11 +316,11 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       }
       recent.push(message)
       if (recent.length > RECENT_RECORDS) recent.shift()
-      Effect.runSync(PubSub.publish(replayed, message))
+      runSync(PubSub.publish(replayed, message))
       const traceparent = spansOf.get(record.number)
       spansOf.delete(record.number)
       if (tracing) {
-        Effect.runSync(recordBlockSpan(record, traceparent))
+        runSync(recordBlockSpan(record, traceparent))
         batchProgress(record)
       }
     }
@@ -335,7 +336,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       batch.misses += record.misses
       if (record.number === batch.prefetch.lastBlock) {
         batches.delete(record.batch)
-        Effect.runSync(recordBatchSpan(batch.prefetch, batch.executeStart, record.finishedAt, batch.misses))
+        runSync(recordBatchSpan(batch.prefetch, batch.executeStart, record.finishedAt, batch.misses))
       }
     }
 
