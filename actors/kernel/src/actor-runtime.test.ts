@@ -8,7 +8,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
-import { defineActor } from "./actor.js"
+import { defineActor, onAsk, onTellBatch } from "./actor.js"
 import { PingRpc, spawn } from "./actor-runtime.js"
 import { Bus } from "./bus.js"
 import { encodeMessage } from "./codec.js"
@@ -42,6 +42,34 @@ describe("actor runtime", () => {
       const adds = Array.from({ length: 500 }, () => ({ key: "k", amount: 2 }))
       yield* m.tellMany(addr("c1"), CounterAdd, adds)
       expect((yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" })).value).toBe(1000)
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("a type with a tell and an ask handler: one-way messages and batches take the first, asks the second", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const both = defineActor<number>({
+        role: "counter",
+        initialState: Effect.succeed(0),
+        handlers: [
+          onTellBatch(CounterAdd, (adds) => Effect.sync(() => calls.push(`tell ${adds.length}`))),
+          onAsk(CounterAddRpc, (add) =>
+            Effect.sync(() => {
+              calls.push("ask")
+              return { key: add.key, value: add.amount, adds: 1 }
+            })
+          )
+        ]
+      })
+      yield* spawn(both, "c1")
+      const m = yield* Messenger
+      yield* m.tell(addr("c1"), CounterAdd, { key: "k", amount: 1 })
+      yield* m.tellMany(addr("c1"), CounterAdd, [
+        { key: "k", amount: 1 },
+        { key: "k", amount: 2 }
+      ])
+      expect((yield* m.ask(addr("c1"), CounterAddRpc, { key: "k", amount: 3 })).value).toBe(3)
+      expect(calls).toEqual(["tell 1", "tell 2", "ask"])
     }).pipe(Effect.provide(kernel))
   )
 

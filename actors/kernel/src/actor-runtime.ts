@@ -177,14 +177,20 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         }),
       { concurrent: true }
     )
-    const handlers = new Map<string, Handler<S, R>>()
+    // A type may have a one-way handler (tell, batches) and a request/reply one (ask): a message with a reply
+    // inbox goes to the latter, a one-way message to the former; a type with only one handler takes both.
+    const tellHandlers = new Map<string, Handler<S, R>>()
+    const askHandlers = new Map<string, Handler<S, R>>()
     for (const handler of [pingHandler as Handler<S, R>, ...definition.handlers]) {
-      handlers.set(handler.request.$type, handler)
+      ;(handler.reply === undefined ? tellHandlers : askHandlers).set(handler.request.$type, handler)
     }
     const registry = new CodecRegistry(
-      [...[...handlers.values()].map((h) => h.request), EnvelopeBatch],
+      [...[...tellHandlers.values(), ...askHandlers.values()].map((h) => h.request), EnvelopeBatch],
       config.maxPayloadBytes
     )
+    const oneWayHandler = (type: string) => tellHandlers.get(type) ?? askHandlers.get(type)
+    const handlerOf = (message: BusMessage, type: string) =>
+      message.reply === undefined ? oneWayHandler(type)! : (askHandlers.get(type) ?? tellHandlers.get(type)!)
 
     const logContext = { actor: actorName }
 
@@ -329,7 +335,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       const entries: Array<{ value: unknown; handler: Handler<any, any> }> = []
       for (const entry of (batch.right as EnvelopeBatch).entries) {
         const decoded = registry.decode(entry.type, entry.payload, message.subject)
-        const handler = handlers.get(entry.type)
+        const handler = oneWayHandler(entry.type)
         if (Either.isLeft(decoded) || handler === undefined || entry.type === EnvelopeBatch.$type) {
           const text = Either.isLeft(decoded) ? decoded.left.message : `unexpected nested ${entry.type}`
           runFork(reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, text, "batch-entry"))
@@ -356,7 +362,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           runFork(reject(message, errorCodeOf(decoded.left), decoded.left.message, decoded.left._tag))
           return
         }
-        const handler = handlers.get(type)!
+        const handler = handlerOf(message, type)
         if (handler.concurrent) {
           runFork(
             concurrency.withPermits(1)(
