@@ -60,6 +60,7 @@ import {
   rpc
 } from "./actor.js"
 import { ActorStats, actorMetrics, touchActorMetrics } from "./actor-stats.js"
+import { type BatchGroup, decodeBatch as decodeBatchEntries } from "./batch-codec.js"
 import { Bus, type BusMessage } from "./bus.js"
 import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
@@ -91,35 +92,10 @@ type Delivery =
   | {
       readonly _tag: "Batch"
       readonly message: BusMessage
-      readonly entries: ReadonlyArray<{ readonly value: unknown; readonly handler: Handler<any, any> }>
+      /** One handler call each: a single entry, or consecutive entries for a batched handler. */
+      readonly groups: ReadonlyArray<BatchGroup<Handler<any, any>>>
+      readonly count: number
     }
-
-/** One handler call for a batch: a single entry, or consecutive entries for a batched handler. */
-interface BatchGroup {
-  readonly handler: Handler<any, any>
-  readonly value: unknown
-  readonly count: number
-}
-
-/** Groups consecutive entries of batched handlers into one call each; other entries stay one call each. */
-export const groupBatchEntries = (
-  entries: ReadonlyArray<{ readonly value: unknown; readonly handler: Handler<any, any> }>
-): ReadonlyArray<BatchGroup> => {
-  const groups: Array<BatchGroup> = []
-  let i = 0
-  while (i < entries.length) {
-    const { handler } = entries[i]!
-    if (!handler.batched) {
-      groups.push({ handler, value: entries[i]!.value, count: 1 })
-      i++
-      continue
-    }
-    const values: Array<unknown> = []
-    while (i < entries.length && entries[i]!.handler === handler) values.push(entries[i++]!.value)
-    groups.push({ handler, value: values, count: values.length })
-  }
-  return groups
-}
 
 const END = Symbol("end-of-mailbox")
 type MailboxItem = Delivery | typeof END
@@ -185,7 +161,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       ;(handler.reply === undefined ? tellHandlers : askHandlers).set(handler.request.$type, handler)
     }
     const registry = new CodecRegistry(
-      [...[...tellHandlers.values(), ...askHandlers.values()].map((h) => h.request), EnvelopeBatch],
+      [...tellHandlers.values(), ...askHandlers.values()].map((h) => h.request),
       config.maxPayloadBytes
     )
     const oneWayHandler = (type: string) => tellHandlers.get(type) ?? askHandlers.get(type)
@@ -269,9 +245,9 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
       })
 
-    /** The lean path for one entry of a batch: failures are counted and logged; defects crash the actor. */
-    const runBatchEntry = (message: BusMessage, { handler, value, count }: BatchGroup) =>
-      handler.handle(value, context).pipe(
+    /** The lean path for one group of a batch: failures are counted and logged; defects crash the actor. */
+    const runBatchGroup = (message: BusMessage, { target, value, count }: BatchGroup<Handler<S, R>>) =>
+      target.handle(value, context).pipe(
         Effect.matchEffect({
           onSuccess: () => {
             stats.handled += count
@@ -280,7 +256,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           onFailure: (failure) => {
             stats.errored += count
             return Effect.logWarning(`handler failed: ${failureMessage(failure)}`).pipe(
-              Effect.annotateLogs({ ...logContext, subject: message.subject, type: handler.request.$type }),
+              Effect.annotateLogs({ ...logContext, subject: message.subject, type: target.request.$type }),
               Effect.zipRight(Metric.increment(metrics.errored))
             )
           }
@@ -309,15 +285,15 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       // Batch entries are one-way: no reply, one span and one latency sample for the whole batch.
       return Effect.suspend(() => {
         const startedMs = performance.now()
-        return Effect.forEach(groupBatchEntries(delivery.entries), (group) => runBatchEntry(delivery.message, group), {
+        return Effect.forEach(delivery.groups, (group) => runBatchGroup(delivery.message, group), {
           discard: true
         }).pipe(Effect.ensuring(Effect.sync(() => stats.recordLatency(performance.now() - startedMs))))
       }).pipe(
         processSpan(delivery.message, {
           [ATTR_REEF_MESSAGE_TYPE]: EnvelopeBatch.$type,
-          "messaging.batch.message_count": delivery.entries.length
+          "messaging.batch.message_count": delivery.count
         }),
-        Effect.zipRight(Metric.incrementBy(metrics.handled, delivery.entries.length))
+        Effect.zipRight(Metric.incrementBy(metrics.handled, delivery.count))
       )
     }
 
@@ -327,23 +303,15 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
 
     /** Decodes a batch; entries that do not decode are rejected one by one, the rest are delivered. */
     const decodeBatch = (message: BusMessage): Delivery | undefined => {
-      const batch = registry.decode(EnvelopeBatch.$type, message.data, message.subject)
+      const batch = decodeBatchEntries(message.data, message.subject, oneWayHandler, config.maxPayloadBytes)
       if (Either.isLeft(batch)) {
         runFork(reject(message, errorCodeOf(batch.left), batch.left.message, batch.left._tag))
         return undefined
       }
-      const entries: Array<{ value: unknown; handler: Handler<any, any> }> = []
-      for (const entry of (batch.right as EnvelopeBatch).entries) {
-        const decoded = registry.decode(entry.type, entry.payload, message.subject)
-        const handler = oneWayHandler(entry.type)
-        if (Either.isLeft(decoded) || handler === undefined || entry.type === EnvelopeBatch.$type) {
-          const text = Either.isLeft(decoded) ? decoded.left.message : `unexpected nested ${entry.type}`
-          runFork(reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, text, "batch-entry"))
-          continue
-        }
-        entries.push({ value: decoded.right, handler })
+      for (const error of batch.right.rejected) {
+        runFork(reject({ ...message, reply: undefined }, ErrorCode.ERROR_CODE_MALFORMED, error.message, "batch-entry"))
       }
-      return { _tag: "Batch", message, entries }
+      return { _tag: "Batch", message, groups: batch.right.groups, count: batch.right.count }
     }
 
     /** A full mailbox: asks learn it at once (OVERLOADED); tells are counted and logged as dead letters. */

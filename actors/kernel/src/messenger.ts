@@ -4,7 +4,6 @@
  * `traceparent` header, so the receiving actor's `process` span joins the same trace.
  */
 
-import { BinaryWriter } from "@bufbuild/protobuf/wire"
 import {
   ATTR_REEF_ASK,
   ATTR_REEF_MESSAGE_TYPE,
@@ -18,6 +17,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { Rpc } from "./actor.js"
+import { encodeBatch } from "./batch-codec.js"
 import { Bus, type BusMessage } from "./bus.js"
 import { type Codec, decodeAs, encodeChecked } from "./codec.js"
 import { KernelConfig } from "./config.js"
@@ -93,28 +93,6 @@ export const decodeReply = <B>(subject: string, codec: Codec<B>, reply: BusMessa
   }
   return decodeAs(codec, reply.data, subject)
 }
-
-/**
- * Encodes an EnvelopeBatch of `messages` in one pass: each entry's payload is written in place as a
- * length-delimited field (fork/join), with no per-message buffer and no second copy.
- */
-export const encodeBatch = <A>(codec: Codec<A>, messages: ReadonlyArray<A>): Uint8Array => {
-  const writer = new BinaryWriter()
-  for (const message of messages) {
-    writer.uint32(BATCH_ENTRIES_TAG).fork()
-    writer.uint32(ENTRY_TYPE_TAG).string(codec.$type)
-    writer.uint32(ENTRY_PAYLOAD_TAG).fork()
-    codec.encode(message, writer)
-    writer.join()
-    writer.join()
-  }
-  return writer.finish()
-}
-
-// Protobuf tags (field number << 3 | wire type 2) of EnvelopeBatch.entries, BatchEntry.type, BatchEntry.payload.
-const BATCH_ENTRIES_TAG = (1 << 3) | 2
-const ENTRY_TYPE_TAG = (1 << 3) | 2
-const ENTRY_PAYLOAD_TAG = (2 << 3) | 2
 
 export const makeMessenger = Effect.gen(function* () {
   const bus = yield* Bus
