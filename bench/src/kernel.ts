@@ -2,11 +2,14 @@
  * Suite `kernel`: the cost of the actor kernel over raw nats.js on the same server, in the same run.
  *
  *   ask        Reef ask to a counter actor  vs  raw nc.request to a raw responder (round trip at 1 in flight,
- *              throughput at 64 in flight)
+ *              throughput with 64 in flight: 64 loops of one ask or request after another on each side)
  *   tell       Reef tell, one NATS message per tell  vs  raw publish to a raw counting subscriber
  *   batched    Reef tellMany (1000 per NATS message) vs  the same raw one-message-per-publish baseline
  *
- * Every tell run ends when the receiver has handled every message (checked with a final ask / count).
+ * Both sides send the same messages (same key length), encode every message they send and decode every
+ * message they receive. Every tell run ends when the receiver has handled every message (checked with a
+ * final ask / count) and is counted per message handled. Each path is warmed up first, and Reef and raw runs
+ * alternate so that load from elsewhere on a shared machine falls on both.
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import {
@@ -38,15 +41,28 @@ interface Sizes {
 
 const sizesFor = (quick: boolean): Sizes =>
   quick
-    ? { roundTrips: 500, asks: 5_000, tells: 50_000, batch: 1000, repeats: 1 }
+    ? { roundTrips: 500, asks: 5_000, tells: 50_000, batch: 1000, repeats: 3 }
     : { roundTrips: 3_000, asks: 40_000, tells: 400_000, batch: 1000, repeats: 3 }
+
+/** A key as long as the tell runs' keys (`tell-<kind>-<random>`), so both sides send the same bytes. */
+const sameLengthKey = (kind: string) => `${kind}-${Math.random()}`.padEnd(30, "0").slice(0, 30)
 
 const now = () => performance.now()
 
-/** Best of `repeats` runs (the least disturbed by other load on a shared machine). */
-const best = async (repeats: number, run: () => Promise<number>) => {
-  let top = 0
-  for (let i = 0; i < repeats; i++) top = Math.max(top, await run())
+/**
+ * Best of `repeats` runs of each contender (the least disturbed by other load on a shared machine), after one
+ * warm-up run each. The contenders take turns, so a burst of load elsewhere falls on all of them alike.
+ */
+const bestAlternating = async <K extends string>(
+  repeats: number,
+  contenders: Record<K, () => Promise<number>>
+): Promise<Record<K, number>> => {
+  const names = Object.keys(contenders) as Array<K>
+  const top = Object.fromEntries(names.map((name) => [name, 0])) as Record<K, number>
+  for (const name of names) await contenders[name]()
+  for (let i = 0; i < repeats; i++) {
+    for (const name of names) top[name] = Math.max(top[name], await contenders[name]())
+  }
   return top
 }
 
@@ -70,17 +86,23 @@ const rawResponder = (nc: NatsConnection, subject: string) => {
   })
 }
 
+/** The message every ask and raw request sends. */
+const askMessage: CounterAdd = { key: sameLengthKey("ask"), amount: 1 }
+
+const rawRequest = (nc: NatsConnection, subject: string) =>
+  nc.request(subject, CounterAdd.encode(askMessage).finish(), { timeout: 5000 })
+
 const rawRoundTrips = async (nc: NatsConnection, subject: string, n: number) => {
-  const body = CounterAdd.encode({ key: "k", amount: 1 }).finish()
   const latencies: Array<number> = []
   for (let i = 0; i < n; i++) {
     const t0 = now()
-    await nc.request(subject, body, { timeout: 5000 })
+    await rawRequest(nc, subject)
     latencies.push(now() - t0)
   }
   return latencies
 }
 
+/** `n` requests by `concurrency` loops, each sending its next request when the previous one is answered. */
 const inFlight = async (n: number, concurrency: number, one: () => Promise<unknown>) => {
   let next = 0
   const t0 = now()
@@ -96,7 +118,7 @@ const inFlight = async (n: number, concurrency: number, one: () => Promise<unkno
 }
 
 const rawPublishThroughput = async (pub: NatsConnection, sub: NatsConnection, subject: string, n: number) => {
-  const body = CounterAdd.encode({ key: "k", amount: 1 }).finish()
+  const message: CounterAdd = { key: sameLengthKey("raw"), amount: 1 }
   let received = 0
   let done: () => void = () => {}
   const finished = new Promise<void>((resolve) => {
@@ -114,7 +136,7 @@ const rawPublishThroughput = async (pub: NatsConnection, sub: NatsConnection, su
   await sub.flush()
   const t0 = now()
   for (let i = 0; i < n; i++) {
-    pub.publish(subject, body)
+    pub.publish(subject, CounterAdd.encode(message).finish())
     if (i % 5000 === 0) await pub.flush()
   }
   await pub.flush()
@@ -153,42 +175,59 @@ export const run = async (quick: boolean) => {
     yield* Effect.promise(() => rawB.flush())
 
     const messenger = yield* Effect.promise(() => client.runPromise(Messenger))
-    const askEffect = messenger.ask(target, CounterAddRpc, { key: "k", amount: 1 })
-    const ask = () => client.runPromise(askEffect)
-    /** Asks with `concurrency` in flight, all inside one Effect (how an actor or service would issue them). */
+    const askEffect = messenger.ask(target, CounterAddRpc, askMessage)
+    /** `n` asks by `concurrency` fibers, each asking again when its previous ask is answered (as `inFlight`). */
     const askInFlight = (n: number, concurrency: number) => () =>
       client.runPromise(
         Effect.gen(function* () {
+          let next = 0
+          const loop = Effect.whileLoop({
+            while: () => next < n,
+            body: () =>
+              Effect.zipRight(
+                Effect.sync(() => next++),
+                askEffect
+              ),
+            step: () => {}
+          })
           const t0 = now()
-          yield* Effect.forEach(Array.from({ length: n }), () => askEffect, { concurrency, discard: true })
+          yield* Effect.all(
+            Array.from({ length: concurrency }, () => loop),
+            { concurrency: "unbounded", discard: true }
+          )
           return n / ((now() - t0) / 1000)
         })
       )
+    const rawAskInFlight = (n: number, concurrency: number) => () =>
+      inFlight(n, concurrency, () => rawRequest(rawA, "raw.ask"))
     // Warm up both paths (JIT, connections, membership).
     yield* Effect.promise(askInFlight(2_000, 16))
-    yield* Effect.promise(() =>
-      inFlight(2_000, 16, () => rawA.request("raw.ask", CounterAdd.encode({ key: "k", amount: 1 }).finish()))
-    )
+    yield* Effect.promise(rawAskInFlight(2_000, 16))
 
-    const reefLatency: Array<number> = []
-    yield* Effect.promise(async () => {
-      for (let i = 0; i < sizes.roundTrips; i++) {
-        const t0 = now()
-        await ask()
-        reefLatency.push(now() - t0)
-      }
-    })
-    const rawLatency = yield* Effect.promise(() => rawRoundTrips(rawA, "raw.ask", sizes.roundTrips))
-    const reefAskRate = yield* Effect.promise(() => best(sizes.repeats, askInFlight(sizes.asks, 64)))
-    const rawAskRate = yield* Effect.promise(() =>
-      best(sizes.repeats, () =>
-        inFlight(sizes.asks, 64, () => rawA.request("raw.ask", CounterAdd.encode({ key: "k", amount: 1 }).finish()))
+    const reefLatency = yield* Effect.promise(() =>
+      client.runPromise(
+        Effect.gen(function* () {
+          const latencies: Array<number> = []
+          for (let i = 0; i < sizes.roundTrips; i++) {
+            const t0 = now()
+            yield* askEffect
+            latencies.push(now() - t0)
+          }
+          return latencies
+        })
       )
+    )
+    const rawLatency = yield* Effect.promise(() => rawRoundTrips(rawA, "raw.ask", sizes.roundTrips))
+    const askRates = yield* Effect.promise(() =>
+      bestAlternating(sizes.repeats, {
+        reef: askInFlight(sizes.asks, 64),
+        raw: rawAskInFlight(sizes.asks, 64)
+      })
     )
 
     const tellRun = (batched: boolean) => async () => {
-      const key = `tell-${batched}-${Math.random()}`
-      const message = CounterAdd.fromPartial({ key, amount: 1 })
+      const key = sameLengthKey(`tell-${batched}`)
+      const message: CounterAdd = { key, amount: 1 }
       const batch = Array.from({ length: sizes.batch }, () => message)
       const t0 = now()
       await client.runPromise(
@@ -205,11 +244,18 @@ export const run = async (quick: boolean) => {
       )
       return sizes.tells / ((now() - t0) / 1000)
     }
-    const reefTellRate = yield* Effect.promise(() => best(sizes.repeats, tellRun(false)))
-    const reefBatchedRate = yield* Effect.promise(() => best(sizes.repeats, tellRun(true)))
-    const rawPublishRate = yield* Effect.promise(() =>
-      best(sizes.repeats, () => rawPublishThroughput(rawA, rawB, "raw.tell", sizes.tells))
+    const tellRates = yield* Effect.promise(() =>
+      bestAlternating(sizes.repeats, {
+        tell: tellRun(false),
+        batched: tellRun(true),
+        raw: () => rawPublishThroughput(rawA, rawB, "raw.tell", sizes.tells)
+      })
     )
+    const reefAskRate = askRates.reef
+    const rawAskRate = askRates.raw
+    const reefTellRate = tellRates.tell
+    const reefBatchedRate = tellRates.batched
+    const rawPublishRate = tellRates.raw
 
     const metrics = {
       askRoundTripP50Ms: round(percentile(reefLatency, 50), 3),
