@@ -2,14 +2,7 @@
  * Bus over a real NATS connection (nats.js 3). The connection reconnects forever after a server restart;
  * subscriptions are re-established by nats.js, so actors resume without being rebuilt.
  */
-import {
-  type Msg,
-  type MsgHdrs,
-  type NatsConnection,
-  NoRespondersError,
-  headers as natsHeaders,
-  TimeoutError
-} from "@nats-io/nats-core"
+import { type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from "@nats-io/nats-core"
 import { Svcm } from "@nats-io/services"
 import { connect } from "@nats-io/transport-node"
 import * as Context from "effect/Context"
@@ -21,6 +14,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Bus, type BusEvent, type BusMessage, guardedListener, type Headers } from "./bus.js"
 import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
+import { makeReplyInbox } from "./reply-inbox.js"
 
 export interface NatsOptions {
   readonly servers: string
@@ -137,32 +131,37 @@ const iterableStream = (iterable: AsyncIterable<Msg>, operation: string): Stream
     )
   )
 
-export const makeNatsBus = (nc: NatsConnection) =>
-  Bus.of({
+export const makeNatsBus = (nc: NatsConnection) => {
+  const inbox = makeReplyInbox(nc)
+  return Bus.of({
     publish: (subject, data, headers) =>
       Effect.try({
         try: () => nc.publish(subject, data, { headers: toNatsHeaders(headers) }),
         catch: (cause) => new BusError({ operation: `publish ${subject}`, cause })
       }),
     request: (subject, data, headers, timeoutMs) =>
-      Effect.tryPromise({
-        try: () => nc.request(subject, data, { timeout: timeoutMs, headers: toNatsHeaders(headers) }),
-        catch: (cause) => cause
-      }).pipe(
-        Effect.map(toBusMessage),
-        Effect.mapError((cause) => {
-          const inner = (cause as { cause?: unknown })?.cause ?? cause
-          if (cause instanceof TimeoutError || inner instanceof TimeoutError) {
-            return new AskTimeoutError({ subject, timeoutMs })
-          }
-          if (cause instanceof NoRespondersError || inner instanceof NoRespondersError) {
-            return new UnavailableError({ subject, reason: "no responders" })
-          }
-          if (nc.isClosed() || nc.isDraining()) {
-            return new UnavailableError({ subject, reason: "connection closed" })
-          }
-          return new BusError({ operation: `request ${subject}`, cause })
-        })
+      Effect.async<BusMessage, AskTimeoutError | UnavailableError | BusError>((resume) =>
+        Effect.sync(
+          inbox.request(subject, data, toNatsHeaders(headers), timeoutMs, (failure, reply) => {
+            if (failure === undefined) return resume(Effect.succeed(toBusMessage(reply!)))
+            switch (failure._tag) {
+              case "Timeout":
+                return resume(Effect.fail(new AskTimeoutError({ subject, timeoutMs })))
+              case "NoResponders":
+                return resume(Effect.fail(new UnavailableError({ subject, reason: "no responders" })))
+              case "Closed":
+                return resume(Effect.fail(new UnavailableError({ subject, reason: "connection closed" })))
+              case "Failed":
+                return resume(
+                  Effect.fail(
+                    nc.isClosed() || nc.isDraining()
+                      ? new UnavailableError({ subject, reason: "connection closed" })
+                      : new BusError({ operation: `request ${subject}`, cause: failure.cause })
+                  )
+                )
+            }
+          })
+        )
       ),
     respond: (to, data, headers) =>
       to.reply === undefined
@@ -245,6 +244,7 @@ export const makeNatsBus = (nc: NatsConnection) =>
       Stream.catchAll(() => Stream.empty)
     )
   })
+}
 
 /** Bus backed by NATS, given a connection. */
 export const natsBusLayer: Layer.Layer<Bus, never, Nats> = Layer.effect(Bus, Effect.map(Nats, makeNatsBus))
