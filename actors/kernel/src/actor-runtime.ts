@@ -61,7 +61,7 @@ import {
 } from "./actor.js"
 import { ActorStats, actorMetrics, touchActorMetrics } from "./actor-stats.js"
 import { type BatchGroup, decodeBatch as decodeBatchEntries } from "./batch-codec.js"
-import { Bus, type BusMessage } from "./bus.js"
+import { Bus, type BusMessage, FixedHeaders } from "./bus.js"
 import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
 import { errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
@@ -171,6 +171,10 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const logContext = { actor: actorName }
 
     // ---- replies -------------------------------------------------------------------------------------------
+    const errorHeaders = new FixedHeaders([
+      [ERROR_HEADER, "1"],
+      [TYPE_HEADER, ErrorDetail.$type]
+    ])
     const replyError = (message: BusMessage, code: ErrorCode, text: string, requestType: string) =>
       message.reply === undefined
         ? Effect.void
@@ -178,13 +182,15 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
             .respond(
               message,
               encodeMessage(ErrorDetail, { code, message: text, requestType, actor: actorName }),
-              new Map([
-                [ERROR_HEADER, "1"],
-                [TYPE_HEADER, ErrorDetail.$type]
-              ])
+              errorHeaders
             )
             .pipe(Effect.catchAll((error) => Effect.logWarning("could not send error reply", error.message)))
 
+    const replyHeaders = new Map<Handler<S, R>, FixedHeaders>()
+    for (const handler of askHandlers.values()) {
+      replyHeaders.set(handler, new FixedHeaders([[TYPE_HEADER, handler.reply!.$type]]))
+    }
+    const emptyReplyHeaders = new FixedHeaders([[TYPE_HEADER, ""]])
     const replyValue = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
       message.reply === undefined
         ? Effect.void
@@ -192,7 +198,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
             .respond(
               message,
               handler.reply === undefined ? new Uint8Array(0) : encodeMessage(handler.reply, value),
-              new Map([[TYPE_HEADER, handler.reply?.$type ?? ""]])
+              replyHeaders.get(handler) ?? emptyReplyHeaders
             )
             .pipe(Effect.catchAll((error) => Effect.logWarning("could not send reply", error.message)))
 
@@ -407,6 +413,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     )
 
     // ---- presence ------------------------------------------------------------------------------------------
+    const heartbeatHeaders = new FixedHeaders([[TYPE_HEADER, Heartbeat.$type]])
     const heartbeat = (leaving: boolean) =>
       Effect.gen(function* () {
         const depth = Math.max(0, yield* Queue.size(mailbox))
@@ -430,7 +437,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           ...details
         }
         yield* bus
-          .publish(presenceSubject(address), encodeMessage(Heartbeat, beat), new Map([[TYPE_HEADER, Heartbeat.$type]]))
+          .publish(presenceSubject(address), encodeMessage(Heartbeat, beat), heartbeatHeaders)
           .pipe(Effect.catchAll((error) => Effect.logDebug("heartbeat not sent", error.message)))
       })
 

@@ -2,7 +2,7 @@
  * Bus over a real NATS connection (nats.js 3). The connection reconnects forever after a server restart;
  * subscriptions are re-established by nats.js, so actors resume without being rebuilt.
  */
-import { type Msg, type MsgHdrs, type NatsConnection, headers as natsHeaders } from "@nats-io/nats-core"
+import { type Msg, type MsgHdrs, MsgHdrsImpl, type NatsConnection, headers as natsHeaders } from "@nats-io/nats-core"
 import { Svcm } from "@nats-io/services"
 import { connect } from "@nats-io/transport-node"
 import * as Context from "effect/Context"
@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Bus, type BusEvent, type BusMessage, guardedListener, type Headers } from "./bus.js"
+import { Bus, type BusEvent, type BusMessage, FixedHeaders, guardedListener, type Headers } from "./bus.js"
 import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
 import { makeReplyInbox } from "./reply-inbox.js"
 
@@ -75,16 +75,44 @@ export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, Bus
     )
   )
 
-const toNatsHeaders = (headers: Headers | undefined): MsgHdrs | undefined => {
-  if (headers === undefined || headers.size === 0) return undefined
-  const h = natsHeaders()
-  for (const [k, v] of headers) h.set(k, v)
-  return h
+/** A fixed header set's NATS form, encoded once on first use (nats.js encodes headers on every publish). */
+class EncodedOnce extends MsgHdrsImpl {
+  private bytes: Uint8Array | undefined
+
+  override encode(): Uint8Array {
+    if (this.bytes === undefined) this.bytes = super.encode()
+    return this.bytes
+  }
 }
 
+const encodedFixed = new WeakMap<FixedHeaders, MsgHdrs>()
+
+const natsHeadersOf = (headers: Headers, target: MsgHdrs): MsgHdrs => {
+  for (const [k, v] of headers) target.set(k, v)
+  return target
+}
+
+const toNatsHeaders = (headers: Headers | undefined): MsgHdrs | undefined => {
+  if (headers === undefined || headers.size === 0) return undefined
+  if (!(headers instanceof FixedHeaders)) return natsHeadersOf(headers, natsHeaders())
+  let encoded = encodedFixed.get(headers)
+  if (encoded === undefined) {
+    encoded = natsHeadersOf(headers, new EncodedOnce())
+    encodedFixed.set(headers, encoded)
+  }
+  return encoded
+}
+
+const NO_HEADERS: Headers = new FixedHeaders([])
+
 const fromNatsHeaders = (h: MsgHdrs | undefined): Headers => {
+  if (h === undefined) return NO_HEADERS
   const out = new Map<string, string>()
-  if (h === undefined) return out
+  // The decoded headers' own map: MsgHdrs.get builds two arrays per lookup.
+  if (h instanceof MsgHdrsImpl) {
+    for (const [k, values] of h.headers) out.set(k, values[0] ?? "")
+    return out
+  }
   for (const k of h.keys()) out.set(k, h.get(k))
   return out
 }

@@ -11,6 +11,33 @@ import { type AskTimeoutError, BusError, type UnavailableError } from "./errors.
 /** Header names are case-sensitive on NATS; the kernel always uses these exact spellings. */
 export type Headers = ReadonlyMap<string, string>
 
+/**
+ * Headers that never change once made (a message type's, say), so a bus may encode them once and reuse the
+ * bytes for every message that carries them. Changing one after it is made throws.
+ */
+export class FixedHeaders extends Map<string, string> {
+  private readonly sealed: boolean
+
+  constructor(entries: Iterable<readonly [string, string]>) {
+    super()
+    for (const [name, value] of entries) super.set(name, value)
+    this.sealed = true
+  }
+
+  override set(name: string, value: string): this {
+    if (this.sealed) throw new TypeError("FixedHeaders cannot change")
+    return super.set(name, value)
+  }
+
+  override delete(_name: string): boolean {
+    throw new TypeError("FixedHeaders cannot change")
+  }
+
+  override clear(): void {
+    throw new TypeError("FixedHeaders cannot change")
+  }
+}
+
 export interface BusMessage {
   readonly subject: string
   readonly data: Uint8Array

@@ -24,6 +24,7 @@ export {
   type BusMessage,
   type BusShape,
   type Endpoint,
+  FixedHeaders,
   type Headers,
   type ServiceSpec
 } from "./bus.js"

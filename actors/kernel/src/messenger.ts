@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { Rpc } from "./actor.js"
 import { encodeBatch } from "./batch-codec.js"
-import { Bus, type BusMessage } from "./bus.js"
+import { Bus, type BusMessage, FixedHeaders, type Headers } from "./bus.js"
 import { type Codec, decodeAs, encodeChecked } from "./codec.js"
 import { KernelConfig } from "./config.js"
 import {
@@ -69,13 +69,27 @@ const typeAttribute = (type: string, bytes: number) => ({
   "messaging.message.body.size": bytes
 })
 
+// A message sent with no trace context carries only its type: one fixed header set per type.
+const typeOnlyHeaders = new Map<string, Headers>()
+const typeHeaders = (type: string): Headers => {
+  let headers = typeOnlyHeaders.get(type)
+  if (headers === undefined) {
+    headers = new FixedHeaders([[TYPE_HEADER, type]])
+    typeOnlyHeaders.set(type, headers)
+  }
+  return headers
+}
+
 /** Headers of an outgoing message: its type and the current span's trace context. */
 const outgoingHeaders = (type: string) =>
-  Effect.map(currentTraceparent, (traceparent) => {
-    const headers = new Map([[TYPE_HEADER, type]])
-    if (Option.isSome(traceparent)) headers.set(TRACEPARENT_HEADER, traceparent.value)
-    return headers
-  })
+  Effect.map(currentTraceparent, (traceparent) =>
+    Option.isNone(traceparent)
+      ? typeHeaders(type)
+      : new Map([
+          [TYPE_HEADER, type],
+          [TRACEPARENT_HEADER, traceparent.value]
+        ])
+  )
 
 /** Decodes an ask's reply: an ErrorDetail becomes RemoteError; a reply of another type is malformed. */
 export const decodeReply = <B>(subject: string, codec: Codec<B>, reply: BusMessage): Effect.Effect<B, AskError> => {
