@@ -8,6 +8,9 @@ import {
   ATTR_REEF_ASK,
   ATTR_REEF_MESSAGE_TYPE,
   currentTraceparent,
+  formatTraceparent,
+  MessagingTracing,
+  traceContextOf,
   withMessagingSpan
 } from "@reef/observability/tracing"
 import { type ActorAddress, EnvelopeBatch, ErrorDetail } from "@reef/proto"
@@ -16,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
 import type { Rpc } from "./actor.js"
 import { encodeBatch } from "./batch-codec.js"
 import { Bus, type BusMessage, FixedHeaders, type Headers } from "./bus.js"
@@ -69,26 +73,25 @@ const typeAttribute = (type: string, bytes: number) => ({
   "messaging.message.body.size": bytes
 })
 
-// A message sent with no trace context carries only its type: one fixed header set per type.
-const typeOnlyHeaders = new Map<string, Headers>()
-const typeHeaders = (type: string): Headers => {
-  let headers = typeOnlyHeaders.get(type)
-  if (headers === undefined) {
-    headers = new FixedHeaders([[TYPE_HEADER, type]])
-    typeOnlyHeaders.set(type, headers)
-  }
-  return headers
-}
-
 /** Headers of an outgoing message: its type and the current span's trace context. */
 const outgoingHeaders = (type: string) =>
-  Effect.map(currentTraceparent, (traceparent) =>
-    Option.isNone(traceparent)
-      ? typeHeaders(type)
-      : new Map([
-          [TYPE_HEADER, type],
-          [TRACEPARENT_HEADER, traceparent.value]
-        ])
+  Effect.map(currentTraceparent, (traceparent) => {
+    const headers = new Map([[TYPE_HEADER, type]])
+    if (Option.isSome(traceparent)) headers.set(TRACEPARENT_HEADER, traceparent.value)
+    return headers
+  })
+
+/**
+ * Runs `traced()` when messaging spans are recorded, otherwise `untraced(parent)` with the span the fiber is in
+ * (if any), whose context an untraced send still passes on. One look at the fiber instead of an Effect step
+ * for the flag and another for the parent: sends are hot paths.
+ */
+const whenTracing = <A, E, R>(
+  traced: () => Effect.Effect<A, E, R>,
+  untraced: (parent: Tracer.AnySpan | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    Context.get(fiber.currentContext, MessagingTracing) ? traced() : untraced(fiber.currentSpan)
   )
 
 /** Decodes an ask's reply: an ErrorDetail becomes RemoteError; a reply of another type is malformed. */
@@ -121,10 +124,31 @@ export const makeMessenger = Effect.gen(function* () {
 
   const encode = <A>(codec: Codec<A>, message: A) => encodeChecked(codec, message, config.maxPayloadBytes)
 
+  // A message sent with no trace context carries only its type: one fixed header set per type.
+  const typeOnlyHeaders = new Map<string, Headers>()
+  const headersFor = (type: string, parent: Tracer.AnySpan | undefined): Headers => {
+    if (parent !== undefined) {
+      return new Map([
+        [TYPE_HEADER, type],
+        [TRACEPARENT_HEADER, formatTraceparent(traceContextOf(parent))]
+      ])
+    }
+    let headers = typeOnlyHeaders.get(type)
+    if (headers === undefined) {
+      headers = new FixedHeaders([[TYPE_HEADER, type]])
+      typeOnlyHeaders.set(type, headers)
+    }
+    return headers
+  }
+
   const publish = (subject: string, type: string, bytes: Uint8Array, attributes: Record<string, unknown> = {}) =>
-    outgoingHeaders(type).pipe(
-      Effect.flatMap((headers) => bus.publish(subject, bytes, headers)),
-      withMessagingSpan("send", subject, { attributes: { ...typeAttribute(type, bytes.length), ...attributes } })
+    whenTracing(
+      () =>
+        outgoingHeaders(type).pipe(
+          Effect.flatMap((headers) => bus.publish(subject, bytes, headers)),
+          withMessagingSpan("send", subject, { attributes: { ...typeAttribute(type, bytes.length), ...attributes } })
+        ),
+      (parent) => bus.publish(subject, bytes, headersFor(type, parent))
     )
 
   const tellSubject = <A>(subject: string, codec: Codec<A>, message: A) =>
@@ -132,15 +156,19 @@ export const makeMessenger = Effect.gen(function* () {
 
   const askSubject = <A, B>(subject: string, protocol: Rpc<A, B>, message: A, options?: AskOptions) => {
     const timeoutMs = options?.timeoutMs ?? config.askTimeoutMs
-    return encode(protocol.request, message).pipe(
-      Effect.flatMap((bytes) =>
-        outgoingHeaders(protocol.request.$type).pipe(
-          Effect.flatMap((headers) => bus.request(subject, bytes, headers, timeoutMs)),
-          Effect.flatMap((reply) => decodeReply(subject, protocol.reply, reply)),
-          withMessagingSpan("send", subject, {
-            attributes: { ...typeAttribute(protocol.request.$type, bytes.length), [ATTR_REEF_ASK]: true }
-          })
-        )
+    const type = protocol.request.$type
+    const decode = (reply: BusMessage) => decodeReply(subject, protocol.reply, reply)
+    return Effect.flatMap(encode(protocol.request, message), (bytes) =>
+      whenTracing(
+        () =>
+          outgoingHeaders(type).pipe(
+            Effect.flatMap((headers) => bus.request(subject, bytes, headers, timeoutMs)),
+            Effect.flatMap(decode),
+            withMessagingSpan("send", subject, {
+              attributes: { ...typeAttribute(type, bytes.length), [ATTR_REEF_ASK]: true }
+            })
+          ),
+        (parent) => Effect.flatMap(bus.request(subject, bytes, headersFor(type, parent), timeoutMs), decode)
       )
     )
   }
