@@ -3,10 +3,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ActorStatus, CounterAdd, CounterGet, ErrorCode, PingRequest } from "@reef/proto"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { defineActor, onAsk, onTellBatch } from "./actor.js"
 import { PingRpc, spawn } from "./actor-runtime.js"
@@ -14,7 +17,7 @@ import { Bus } from "./bus.js"
 import { encodeMessage } from "./codec.js"
 import { CounterAddRpc, CounterFailRpc, CounterGetRpc, counterActor } from "./counter-actor.js"
 import type { RemoteError } from "./errors.js"
-import { TYPE_HEADER } from "./headers.js"
+import { TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 import { memoryKernelLayer } from "./kernel-layer.js"
 import { Messenger } from "./messenger.js"
 import { actorSubject } from "./subjects.js"
@@ -205,6 +208,67 @@ describe("actor runtime", () => {
       const reply = yield* m.ask(addr("a"), PingRpc, PingRequest.fromPartial({ relay: [addr("b")], payload: "hi" }))
       expect(reply.hops.map((h) => h.address?.id)).toEqual(["a", "b"])
       expect(reply.payload).toBe("hi")
+    }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped(
+    "with tracing off, a received trace context is passed on by what the handler sends, and none is made up",
+    () =>
+      Effect.gen(function* () {
+        yield* spawn(counterActor, "a")
+        yield* spawn(counterActor, "b")
+        const bus = yield* Bus
+        const atB = yield* bus.subscribe(actorSubject(addr("b")))
+        const seen = yield* atB.pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+        const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        const relay = encodeMessage(PingRequest, PingRequest.fromPartial({ relay: [addr("b")], payload: "x" }))
+        yield* bus.request(
+          actorSubject(addr("a")),
+          relay,
+          new Map([
+            [TYPE_HEADER, PingRequest.$type],
+            [TRACEPARENT_HEADER, traceparent]
+          ]),
+          1_000
+        )
+        yield* bus.request(actorSubject(addr("a")), relay, new Map([[TYPE_HEADER, PingRequest.$type]]), 1_000)
+        const [traced, untraced] = Chunk.toReadonlyArray(yield* Fiber.join(seen))
+        // Same trace, and the parent is the sender's span (no span of its own was recorded at a).
+        expect(traced!.headers.get(TRACEPARENT_HEADER)).toBe(traceparent)
+        expect(untraced!.headers.has(TRACEPARENT_HEADER)).toBe(false)
+      }).pipe(Effect.provide(kernel))
+  )
+
+  it.scoped("handled, errored and rejected messages are counted in the actor's metrics", () =>
+    Effect.gen(function* () {
+      yield* spawn(counterActor, "metered")
+      const m = yield* Messenger
+      yield* m.tellMany(addr("metered"), CounterAdd, [
+        { key: "k", amount: 1 },
+        { key: "k", amount: 2 }
+      ])
+      yield* m.ask(addr("metered"), CounterGetRpc, { key: "k" })
+      yield* m.ask(addr("metered"), CounterFailRpc, { reason: "x", defect: false }).pipe(Effect.flip)
+      const bus = yield* Bus
+      yield* bus.request(actorSubject(addr("metered")), new Uint8Array([1]), new Map([[TYPE_HEADER, "x.Nope"]]), 500)
+      const value = (name: string, extra: Record<string, string> = {}) =>
+        Metric.snapshot.pipe(
+          Effect.map((pairs) =>
+            pairs
+              .filter(
+                (p) =>
+                  p.metricKey.name === name &&
+                  Object.entries({ actor: "counter/metered", ...extra }).every(([k, v]) =>
+                    p.metricKey.tags.some((t) => t.key === k && t.value === v)
+                  )
+              )
+              .map((p) => (p.metricState as { count?: number }).count)
+          )
+        )
+      expect(yield* value("reef_actor_handled_total")).toEqual([3])
+      expect(yield* value("reef_actor_errored_total")).toEqual([1])
+      expect(yield* value("reef_actor_rejected_total", { reason: "UnknownTypeError" })).toEqual([1])
+      expect(yield* value("reef_actor_handle_latency_ms")).toEqual([3])
     }).pipe(Effect.provide(kernel))
   )
 

@@ -20,6 +20,7 @@ import {
   ATTR_MESSAGING_MESSAGE_BODY_SIZE,
   ATTR_REEF_ACTOR_ADDRESS,
   ATTR_REEF_MESSAGE_TYPE,
+  MessagingTracing,
   parentSpanFromTraceparent,
   withMessagingSpan
 } from "@reef/observability/tracing"
@@ -40,7 +41,6 @@ import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -59,12 +59,12 @@ import {
   onAsk,
   rpc
 } from "./actor.js"
-import { ActorStats, actorMetrics, touchActorMetrics } from "./actor-stats.js"
+import { ActorStats, actorMetrics } from "./actor-stats.js"
 import { type BatchGroup, decodeBatch as decodeBatchEntries } from "./batch-codec.js"
 import { Bus, type BusMessage, FixedHeaders } from "./bus.js"
 import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
-import { errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
+import { type BusError, errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
 import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 import { Messenger } from "./messenger.js"
 import { PresenceDetails } from "./presence-details.js"
@@ -131,7 +131,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const capacity = definition.mailboxCapacity ?? DEFAULT_MAILBOX_CAPACITY
     const stats = new ActorStats()
     const metrics = actorMetrics(actorName)
-    touchActorMetrics(metrics)
+    metrics.touch()
     const status = yield* Ref.make(ActorStatus.ACTOR_STATUS_RUNNING)
     const state = yield* Ref.make(yield* definition.initialState)
     const context: ActorContext<S> = { self: address, state }
@@ -191,16 +191,18 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       replyHeaders.set(handler, new FixedHeaders([[TYPE_HEADER, handler.reply!.$type]]))
     }
     const emptyReplyHeaders = new FixedHeaders([[TYPE_HEADER, ""]])
+    const logReplyFailure = (error: BusError) => Effect.logWarning("could not send reply", error.message)
     const replyValue = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
       message.reply === undefined
         ? Effect.void
-        : bus
-            .respond(
+        : Effect.catchAll(
+            bus.respond(
               message,
               handler.reply === undefined ? new Uint8Array(0) : encodeMessage(handler.reply, value),
               replyHeaders.get(handler) ?? emptyReplyHeaders
-            )
-            .pipe(Effect.catchAll((error) => Effect.logWarning("could not send reply", error.message)))
+            ),
+            logReplyFailure
+          )
 
     /** A message refused before any handler ran: counted, logged with context, answered when possible. */
     const reject = (message: BusMessage, code: ErrorCode, text: string, reason: string) => {
@@ -213,7 +215,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           bytes: message.data.length,
           reason
         }),
-        Effect.zipRight(Metric.increment(metrics.rejected(reason))),
+        Effect.zipRight(Effect.sync(() => metrics.rejected(reason))),
         Effect.zipRight(replyError(message, code, text, message.headers.get(TYPE_HEADER) ?? ""))
       )
     }
@@ -221,34 +223,40 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     // ---- handling ------------------------------------------------------------------------------------------
     /** Runs one handler; a failure is reported, a defect is reported and then re-raised to crash the actor. */
     const runHandler = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
-      Effect.gen(function* () {
+      Effect.suspend(() => {
         const startedMs = performance.now()
-        const exit = yield* Effect.exit(handler.handle(value, context))
-        const elapsedMs = performance.now() - startedMs
-        stats.recordLatency(elapsedMs)
-        if (Exit.isSuccess(exit)) {
-          stats.handled++
-          yield* replyValue(message, handler, exit.value)
-          return
-        }
-        const failure = Cause.failureOption(exit.cause)
+        return Effect.flatMap(Effect.exit(handler.handle(value, context)), (exit) => {
+          const elapsedMs = performance.now() - startedMs
+          stats.recordLatency(elapsedMs)
+          metrics.handleLatencyMs(elapsedMs)
+          if (Exit.isSuccess(exit)) {
+            stats.handled++
+            metrics.handled(1)
+            return replyValue(message, handler, exit.value)
+          }
+          return handlerFailed(message, handler, exit.cause)
+        })
+      })
+
+    const handlerFailed = (message: BusMessage, handler: Handler<S, R>, cause: Cause.Cause<HandlerFailure>) =>
+      Effect.gen(function* () {
+        stats.errored++
+        metrics.errored(1)
+        const failure = Cause.failureOption(cause)
         if (failure._tag === "Some") {
-          stats.errored++
-          yield* Metric.increment(metrics.errored)
           yield* Effect.logWarning(`handler failed: ${failureMessage(failure.value)}`).pipe(
             Effect.annotateLogs({ ...logContext, subject: message.subject, type: handler.request.$type })
           )
           yield* replyError(message, errorCodeOf(failure.value), failureMessage(failure.value), handler.request.$type)
           return yield* Effect.fail(failure.value)
         }
-        stats.errored++
         yield* replyError(
           message,
           ErrorCode.ERROR_CODE_HANDLER_FAILED,
           `actor crashed handling ${handler.request.$type}`,
           handler.request.$type
         )
-        return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+        return yield* Effect.failCause(cause as Cause.Cause<never>)
       })
 
     /** The lean path for one group of a batch: failures are counted and logged; defects crash the actor. */
@@ -257,49 +265,77 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         Effect.matchEffect({
           onSuccess: () => {
             stats.handled += count
+            metrics.handled(count)
             return Effect.void
           },
           onFailure: (failure) => {
             stats.errored += count
+            metrics.errored(count)
             return Effect.logWarning(`handler failed: ${failureMessage(failure)}`).pipe(
-              Effect.annotateLogs({ ...logContext, subject: message.subject, type: target.request.$type }),
-              Effect.zipRight(Metric.increment(metrics.errored))
+              Effect.annotateLogs({ ...logContext, subject: message.subject, type: target.request.$type })
             )
           }
         })
       )
 
-    const processSpan = (message: BusMessage, attributes: Record<string, unknown>) =>
-      withMessagingSpan("process", message.subject, {
-        parent: Option.getOrUndefined(parentSpanFromTraceparent(message.headers.get(TRACEPARENT_HEADER))),
+    // Spans are recorded or not for the whole life of the actor (the flag comes with the process's layers).
+    const tracing = yield* MessagingTracing
+
+    /**
+     * `handle` inside a `process` span when tracing is on; otherwise bare, or under the sender's span context when
+     * the message carries one, so what the handler sends continues the sender's trace.
+     */
+    const inProcessSpan = <E>(
+      message: BusMessage,
+      attributes: Record<string, unknown>,
+      handle: Effect.Effect<void, E, R>
+    ): Effect.Effect<void, E, R> => {
+      const traceparent = message.headers.get(TRACEPARENT_HEADER)
+      const parent =
+        traceparent === undefined ? undefined : Option.getOrUndefined(parentSpanFromTraceparent(traceparent))
+      if (!tracing) return parent === undefined ? handle : Effect.withParentSpan(handle, parent)
+      return withMessagingSpan("process", message.subject, {
+        parent,
         attributes: {
           ...attributes,
           [ATTR_REEF_ACTOR_ADDRESS]: actorName,
           [ATTR_MESSAGING_MESSAGE_BODY_SIZE]: message.data.length
         }
-      })
+      })(handle)
+    }
 
-    /** Handles one delivery inside a `process` span. Failures are already reported; only defects escape. */
+    const ignoreFailure = () => Effect.void
+
+    /** Handles one delivery. Failures are already reported; only defects escape. */
     const handleDelivery = (delivery: Delivery): Effect.Effect<void, never, R> => {
       if (delivery._tag === "Single") {
-        return runHandler(delivery.message, delivery.handler, delivery.value).pipe(
-          processSpan(delivery.message, { [ATTR_REEF_MESSAGE_TYPE]: delivery.handler.request.$type }),
-          Effect.zipRight(Metric.increment(metrics.handled)),
-          Effect.catchAll(() => Effect.void)
+        return Effect.catchAll(
+          inProcessSpan(
+            delivery.message,
+            { [ATTR_REEF_MESSAGE_TYPE]: delivery.handler.request.$type },
+            runHandler(delivery.message, delivery.handler, delivery.value)
+          ),
+          ignoreFailure
         )
       }
       // Batch entries are one-way: no reply, one span and one latency sample for the whole batch.
-      return Effect.suspend(() => {
-        const startedMs = performance.now()
-        return Effect.forEach(delivery.groups, (group) => runBatchGroup(delivery.message, group), {
-          discard: true
-        }).pipe(Effect.ensuring(Effect.sync(() => stats.recordLatency(performance.now() - startedMs))))
-      }).pipe(
-        processSpan(delivery.message, {
-          [ATTR_REEF_MESSAGE_TYPE]: EnvelopeBatch.$type,
-          "messaging.batch.message_count": delivery.count
-        }),
-        Effect.zipRight(Metric.incrementBy(metrics.handled, delivery.count))
+      return inProcessSpan(
+        delivery.message,
+        { [ATTR_REEF_MESSAGE_TYPE]: EnvelopeBatch.$type, "messaging.batch.message_count": delivery.count },
+        Effect.suspend(() => {
+          const startedMs = performance.now()
+          return Effect.forEach(delivery.groups, (group) => runBatchGroup(delivery.message, group), {
+            discard: true
+          }).pipe(
+            Effect.ensuring(
+              Effect.sync(() => {
+                const elapsedMs = performance.now() - startedMs
+                stats.recordLatency(elapsedMs)
+                metrics.handleLatencyMs(elapsedMs)
+              })
+            )
+          )
+        })
       )
     }
 
@@ -340,8 +376,11 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         if (handler.concurrent) {
           runFork(
             concurrency.withPermits(1)(
-              runHandler(message, handler, decoded.right).pipe(
-                processSpan(message, { [ATTR_REEF_MESSAGE_TYPE]: type }),
+              inProcessSpan(
+                message,
+                { [ATTR_REEF_MESSAGE_TYPE]: type },
+                runHandler(message, handler, decoded.right)
+              ).pipe(
                 Effect.catchAll(() => Effect.void),
                 Effect.catchAllDefect((defect) => Effect.logError("concurrent handler died", defect))
               )
@@ -417,7 +456,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const heartbeat = (leaving: boolean) =>
       Effect.gen(function* () {
         const depth = Math.max(0, yield* Queue.size(mailbox))
-        yield* Metric.set(metrics.mailboxDepth, depth)
+        metrics.mailboxDepth(depth)
         const details =
           presenceDetails._tag === "Some"
             ? yield* presenceDetails.value.detailsOf(address)

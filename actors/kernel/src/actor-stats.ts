@@ -5,8 +5,7 @@
 import { percentile } from "@reef/stats"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
-import type * as MetricKeyType from "effect/MetricKeyType"
-import type * as MetricState from "effect/MetricState"
+import * as MetricLabel from "effect/MetricLabel"
 
 const LATENCY_WINDOW = 1024
 
@@ -43,42 +42,55 @@ export class ActorStats {
   }
 }
 
-/** Effect metrics of one actor (created once per actor; updated per delivery). */
+/**
+ * Effect metrics of one actor, updated synchronously where the counters change (no Effect step per delivery).
+ * The actor's label array is made once: a metric tagged with `Metric.tagged` builds a new label array and looks
+ * its key up in the registry on every update.
+ */
 export interface ActorMetrics {
-  readonly handled: Metric.Metric.Counter<number>
-  readonly errored: Metric.Metric.Counter<number>
-  readonly rejected: (reason: string) => Metric.Metric.Counter<number>
-  readonly mailboxDepth: Metric.Metric.Gauge<number>
-  readonly handleLatencyMs: Metric.Metric<
-    MetricKeyType.MetricKeyType.Histogram,
-    number,
-    MetricState.MetricState.Histogram
-  >
+  readonly handled: (count: number) => void
+  readonly errored: (count: number) => void
+  readonly rejected: (reason: string) => void
+  readonly mailboxDepth: (depth: number) => void
+  readonly handleLatencyMs: (ms: number) => void
+  /**
+   * Creates the actor's series at zero (its handle latency with no observation yet), so a healthy actor exports
+   * its error counter and latency histogram too: dashboards and alerts see them before the first error.
+   */
+  readonly touch: () => void
 }
 
-export const actorMetrics = (actor: string): ActorMetrics => ({
-  handled: Metric.counter("reef_actor_handled_total", { incremental: true }).pipe(Metric.tagged("actor", actor)),
-  errored: Metric.counter("reef_actor_errored_total", { incremental: true }).pipe(Metric.tagged("actor", actor)),
-  rejected: (reason: string) =>
-    Metric.counter("reef_actor_rejected_total", { incremental: true }).pipe(
-      Metric.tagged("actor", actor),
-      Metric.tagged("reason", reason)
-    ),
-  mailboxDepth: Metric.gauge("reef_actor_mailbox_depth").pipe(Metric.tagged("actor", actor)),
-  handleLatencyMs: Metric.histogram(
-    "reef_actor_handle_latency_ms",
-    // 0.01 ms .. ~20 s
-    MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 22 })
-  ).pipe(Metric.tagged("actor", actor))
-})
+const handledTotal = Metric.counter("reef_actor_handled_total", { incremental: true })
+const erroredTotal = Metric.counter("reef_actor_errored_total", { incremental: true })
+const rejectedTotal = Metric.counter("reef_actor_rejected_total", { incremental: true })
+const mailboxDepthGauge = Metric.gauge("reef_actor_mailbox_depth")
+const handleLatency = Metric.histogram(
+  "reef_actor_handle_latency_ms",
+  // 0.01 ms .. ~20 s
+  MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 22 })
+)
 
-/**
- * Creates an actor's series at zero (its handle latency with no observation yet), so a healthy actor exports
- * its error counter and latency histogram too: dashboards and alerts see them before the first error.
- */
-export const touchActorMetrics = (metrics: ActorMetrics): void => {
-  metrics.handled.unsafeUpdate(0, [])
-  metrics.errored.unsafeUpdate(0, [])
-  metrics.mailboxDepth.unsafeUpdate(0, [])
-  metrics.handleLatencyMs.unsafeValue([])
+export const actorMetrics = (actor: string): ActorMetrics => {
+  const labels = [MetricLabel.make("actor", actor)]
+  const rejectedLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+  return {
+    handled: (count) => handledTotal.unsafeUpdate(count, labels),
+    errored: (count) => erroredTotal.unsafeUpdate(count, labels),
+    rejected: (reason) => {
+      let tags = rejectedLabels.get(reason)
+      if (tags === undefined) {
+        tags = [...labels, MetricLabel.make("reason", reason)]
+        rejectedLabels.set(reason, tags)
+      }
+      rejectedTotal.unsafeUpdate(1, tags)
+    },
+    mailboxDepth: (depth) => mailboxDepthGauge.unsafeUpdate(depth, labels),
+    handleLatencyMs: (ms) => handleLatency.unsafeUpdate(ms, labels),
+    touch: () => {
+      handledTotal.unsafeUpdate(0, labels)
+      erroredTotal.unsafeUpdate(0, labels)
+      mailboxDepthGauge.unsafeUpdate(0, labels)
+      handleLatency.unsafeValue(labels)
+    }
+  }
 }
