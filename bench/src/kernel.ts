@@ -175,7 +175,8 @@ export const run = async (quick: boolean) => {
     yield* Effect.promise(() => rawB.flush())
 
     const messenger = yield* Effect.promise(() => client.runPromise(Messenger))
-    const askEffect = messenger.ask(target, CounterAddRpc, askMessage)
+    // Made anew for every ask, as a caller with a new message would (an ask encodes its message when made).
+    const askEffect = Effect.suspend(() => messenger.ask(target, CounterAddRpc, askMessage))
     /** `n` asks by `concurrency` fibers, each asking again when its previous ask is answered (as `inFlight`). */
     const askInFlight = (n: number, concurrency: number) => () =>
       client.runPromise(
