@@ -69,6 +69,7 @@ import {
 } from "./errors.js"
 import { type AirDbOptions, FORMAT_VERSION, type ResolvedOptions, resolveOptions } from "./options.js"
 import { MISS, mergeSnapshots, SnapshotBuilder, type SnapshotReadError, SnapshotReader } from "./snapshots.js"
+import { AirDbTelemetry } from "./telemetry.js"
 import { traced } from "./tracing.js"
 
 export interface ReadResult {
@@ -230,6 +231,7 @@ class Client {
   readonly snapshotBell = Effect.runSync(Queue.sliding<void>(1))
   readonly chainChanged = Effect.runSync(Queue.sliding<void>(1))
 
+  readonly telemetry: AirDbTelemetry
   fatal: StoreCorrupt | undefined
   closed = false
   readonly counters = {
@@ -252,6 +254,7 @@ class Client {
     this.id = options.clientId
     this.config = options.create
     this.reader = new SnapshotReader(store, options.cacheBytes)
+    this.telemetry = new AirDbTelemetry(options.store)
     this.cmdLog = this.makeCommandLog(this.config)
     this.stateLog = this.makeStateLog(this.config)
   }
@@ -346,6 +349,7 @@ class Client {
       )
       if (self.options.eager) yield* self.loadEverything()
       self.counters.coldStartMs = (yield* Clock.currentTimeMillis) - started
+      self.telemetry.onColdStart(self.counters.coldStartMs)
     })
     return traced("airdb.cold-start", { store: this.options.store, client: this.id }, () => body)
   }
@@ -373,6 +377,7 @@ class Client {
     const self = this
     return Effect.gen(function* () {
       self.counters.syncs++
+      self.telemetry.onSync()
       // The tail check: what was appended before it is read now; what comes after may be.
       const tail = yield* self.cmdLog.size(self.cursor)
       const checked = self.cursor.segment
@@ -440,11 +445,15 @@ class Client {
     history?: ReadonlyMap<Key, number | undefined>
   ): void {
     const outcomes = this.replay.apply(entry, history)
+    this.telemetry.onEntry()
     for (const o of outcomes) {
       if (o._tag === "Committed") this.counters.committed++
       else this.counters.aborted++
     }
-    if (entry.writer === this.id) this.ownBatches.set(entry.batch, outcomes)
+    if (entry.writer === this.id) {
+      this.ownBatches.set(entry.batch, outcomes)
+      for (const o of outcomes) this.telemetry.onOwnOutcome(o._tag === "Committed")
+    }
   }
 
   // ---- the bus stand -----------------------------------------------------------------------------------------
@@ -571,6 +580,7 @@ class Client {
         const e = appended.left
         if (e._tag === "SegmentConflict") {
           self.counters.appendConflicts++
+          self.telemetry.onAppendConflict()
         } else if (e._tag === "SegmentTimeout" || e._tag === "SegmentUnavailable") {
           // The append may have happened: only the log can tell. Sync (retrying) before anything else.
           yield* Effect.sleep(Math.min(1000, 20 * 2 ** Math.min(attempt, 6)))
@@ -771,8 +781,10 @@ class Client {
           })
       ).pipe(Effect.mapError(toStorageError("write snapshot")))
       const added = yield* self.publishChain(ref.segment, (chain) => extendChain(chain, ref, replayFrom))
-      if (added) self.counters.snapshotsCreated++
-      else yield* Effect.ignore(self.store.remove(ref.segment))
+      if (added) {
+        self.counters.snapshotsCreated++
+        self.telemetry.onSnapshot("extend")
+      } else yield* Effect.ignore(self.store.remove(ref.segment))
     })
   }
 
@@ -806,6 +818,7 @@ class Client {
         return
       }
       self.counters.mergesCreated++
+      self.telemetry.onSnapshot("merge")
       // Readers of the old chain may still read the merged-away segments for a while.
       yield* Effect.forkDaemon(
         Effect.zipRight(
