@@ -15,6 +15,7 @@ import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, wi
 import { AirDBClient } from "@reef/proto"
 import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
 import { keyName, MIXES, type OpKind, opFor, VALUE_BYTES, type Workload } from "./ycsb.js"
 
 export type LoadTarget =
@@ -284,7 +285,8 @@ const main = async () => {
           ...(t.cacheBytes === undefined ? {} : { cacheBytes: t.cacheBytes })
         })
         const runtime = yield* Effect.runtime<never>()
-        const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.provide(e, runtime))
+        const runPromise = Runtime.runPromise(runtime)
+        const run = <A, E>(e: Effect.Effect<A, E>) => runPromise(e)
         const target = yield* Effect.promise(() => airdbTarget(t, run, client))
         if (spec.mode === "coldstart") {
           const opened = performance.now()
