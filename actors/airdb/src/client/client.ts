@@ -229,6 +229,8 @@ class Client {
 
   // Snapshotter.
   readonly snapshotBell = Effect.runSync(Queue.sliding<void>(1))
+  readonly mergeBell = Effect.runSync(Queue.sliding<void>(1))
+  merging = false
   readonly chainChanged = Effect.runSync(Queue.sliding<void>(1))
 
   readonly telemetry: AirDbTelemetry
@@ -700,11 +702,29 @@ class Client {
       const plan = planExtension(self.view, self.replay.next, now, self.id)
       if (plan._tag === "Begin") yield* self.createSnapshot()
       else if (plan._tag === "Wait") yield* self.lookAgainAt(plan.untilMs - now)
-      const merge = planMerge(self.view, yield* Clock.currentTimeMillis, self.id, self.options.mergePolicy)
-      if (merge?.plan._tag === "Begin") yield* self.createMerge(merge.parts[0], merge.parts[1])
-      else if (merge?.plan._tag === "Wait") yield* self.lookAgainAt(merge.plan.untilMs - now)
+      // A merge runs in a fiber of its own: a long one never holds up the next extension, which writers
+      // may be waiting for (the timely bound).
+      if (!self.merging) yield* Queue.offer(self.mergeBell, undefined)
     })
   }
+
+  /** One merge at a time, beside the extensions. */
+  readonly mergeLoop: Effect.Effect<never> = Effect.gen(this, function* () {
+    for (;;) {
+      yield* Queue.take(this.mergeBell)
+      this.merging = true
+      const r = yield* Effect.either(
+        Effect.gen(this, function* () {
+          const now = yield* Clock.currentTimeMillis
+          const merge = planMerge(this.view, now, this.id, this.options.mergePolicy)
+          if (merge?.plan._tag === "Begin") yield* this.createMerge(merge.parts[0], merge.parts[1])
+          else if (merge?.plan._tag === "Wait") yield* this.lookAgainAt(merge.plan.untilMs - now)
+        })
+      )
+      this.merging = false
+      if (Either.isLeft(r)) yield* Effect.logWarning(`airdb merger: ${r.left.message}`)
+    }
+  })
 
   private lookAgainAt(delayMs: number): Effect.Effect<void> {
     return Effect.asVoid(
@@ -1120,7 +1140,10 @@ export const openClient = (
     yield* Effect.addFinalizer(() => c.close())
     yield* Effect.forkScoped(c.busLoop)
     yield* Effect.forkScoped(c.writerLoop)
-    if (resolved.snapshots) yield* Effect.forkScoped(c.snapshotLoop)
+    if (resolved.snapshots) {
+      yield* Effect.forkScoped(c.snapshotLoop)
+      yield* Effect.forkScoped(c.mergeLoop)
+    }
     const client: AirDbClient = {
       id: c.id,
       config: c.config,

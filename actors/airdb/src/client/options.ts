@@ -11,7 +11,9 @@ export const DEFAULT_STORE_CONFIG: StoreConfig = {
   formatVersion: FORMAT_VERSION,
   conflictWindow: 256,
   timely: { snapshotEvery: 128, epsilon: 0.25 },
-  snapshotTtlMs: 10_000,
+  // A begin-snapshot of a client that died holds its range this long (on each client's clock): writers may
+  // wait that long at the timely bound, so it is short; a slow creator is merely duplicated.
+  snapshotTtlMs: 2_000,
   layout: { commandSegmentRecords: 100_000, stateSegmentRecords: 4096, metaSegmentRecords: 4096 }
 }
 
