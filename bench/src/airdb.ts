@@ -167,6 +167,18 @@ export const run = async (quick: boolean): Promise<void> => {
   const inScope = <A, E>(e: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(e, scope))
   const etcdClusters: Array<EtcdCluster> = []
   const children: Array<Child<unknown>> = []
+  const cleanUp = async () => {
+    for (const c of children) await c.kill()
+    for (const e of etcdClusters) await e.stop()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+  // Ctrl-C or a kill: stop every server and process this run started before exiting.
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`bench airdb: ${signal}, stopping what it started`)
+    void cleanUp().finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
   try {
     const nats = await inScope(startNatsServer({ jetstream: true }))
     const redis = await inScope(startRedisServer())
@@ -573,8 +585,8 @@ export const run = async (quick: boolean): Promise<void> => {
     )
     console.log(`wrote ${path}`)
   } finally {
-    for (const c of children) await c.kill()
-    for (const e of etcdClusters) await e.stop()
-    await Effect.runPromise(Scope.close(scope, Exit.void))
+    process.off("SIGINT", onSignal)
+    process.off("SIGTERM", onSignal)
+    await cleanUp()
   }
 }
