@@ -27,6 +27,7 @@ import {
   openTables,
   readGenesis,
   readHead,
+  streamConnection,
   writeGenesis
 } from "@reef/chain"
 import { grpcService, serveGrpc } from "@reef/grpc"
@@ -34,8 +35,7 @@ import {
   defineActor,
   type Kernel,
   KernelConfig,
-  Nats,
-  natsConnectionLayer,
+  type Nats,
   PresenceDetails,
   spawn,
   TRACEPARENT_HEADER
@@ -47,7 +47,6 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
@@ -161,11 +160,8 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
   Effect.gen(function* () {
     const config = yield* KernelConfig
     // A connection of its own (JetStream), closed with the actor's scope.
-    const nc = Context.get(
-      yield* Layer.build(natsConnectionLayer({ servers: options.natsUrl, name: `reef-${options.id}-jetstream` })).pipe(
-        Effect.mapError(backupError(`connecting to ${options.natsUrl}`))
-      ),
-      Nats
+    const nc = yield* streamConnection(options.natsUrl, `reef-${options.id}-jetstream`).pipe(
+      Effect.mapError(backupError(`connecting to ${options.natsUrl}`))
     )
     const tracing = yield* MessagingTracing
     const streams = chainStreams(config.cluster, options.chain)

@@ -14,23 +14,13 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { headers as natsHeaders } from "@nats-io/nats-core"
-import {
-  defineActor,
-  type Kernel,
-  KernelConfig,
-  Nats,
-  natsConnectionLayer,
-  PresenceDetails,
-  spawn,
-  TYPE_HEADER
-} from "@reef/kernel"
+import { defineActor, type Kernel, KernelConfig, PresenceDetails, spawn, TYPE_HEADER } from "@reef/kernel"
 import { currentTraceparent, MessagingTracing, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import { ChainBlock, ChainHint, ChainInfo } from "@reef/proto"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -65,7 +55,8 @@ import {
   chainStreams,
   ensureChainStreams,
   GENESIS_INFO_KEY,
-  lastBlockOf
+  lastBlockOf,
+  streamConnection
 } from "./streams.js"
 
 export const CHAIN_ROLE = "chain"
@@ -131,11 +122,8 @@ export const runChain = (options: ChainOptions): Effect.Effect<ChainHandle, Chai
   Effect.gen(function* () {
     const config = yield* KernelConfig
     // A connection of its own (JetStream), closed with the actor's scope.
-    const nc = Context.get(
-      yield* Layer.build(natsConnectionLayer({ servers: options.natsUrl, name: `reef-${options.id}-jetstream` })).pipe(
-        Effect.mapError(chainError(`connecting to ${options.natsUrl}`))
-      ),
-      Nats
+    const nc = yield* streamConnection(options.natsUrl, `reef-${options.id}-jetstream`).pipe(
+      Effect.mapError(chainError(`connecting to ${options.natsUrl}`))
     )
     const tracing = yield* MessagingTracing
     const spec = chainSpec(options.scale, options.seed)

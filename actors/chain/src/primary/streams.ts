@@ -7,6 +7,11 @@
  */
 import type { JetStreamManager } from "@nats-io/jetstream"
 import { DiscardPolicy, RetentionPolicy, StorageType } from "@nats-io/jetstream"
+import { type BusError, Nats, natsConnectionLayer } from "@reef/kernel"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 
 export interface ChainStreams {
   readonly blocks: { readonly stream: string; readonly subject: string }
@@ -55,3 +60,10 @@ export const ensureChainStreams = async (jsm: JetStreamManager, streams: ChainSt
 /** The last sequence of a stream: the newest block published there (0 for none). */
 export const lastBlockOf = async (jsm: JetStreamManager, stream: string): Promise<number> =>
   (await jsm.streams.info(stream)).state.last_seq
+
+/** A NATS connection of the actor's own for its streams (JetStream), closed with the current scope. */
+export const streamConnection = (
+  servers: string,
+  name: string
+): Effect.Effect<Context.Tag.Service<typeof Nats>, BusError, Scope.Scope> =>
+  Effect.map(Layer.build(natsConnectionLayer({ servers, name })), (context) => Context.get(context, Nats))
