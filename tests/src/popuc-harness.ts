@@ -12,7 +12,8 @@ import {
   type KvCallError,
   type KvClient,
   type LinearizabilityResult,
-  makeKvClient
+  makeKvClient,
+  type ProcessId
 } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -85,7 +86,94 @@ export const prng = (seed: number) => () => {
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString()
 /** DEADLINE_EXCEEDED and UNAVAILABLE after sending may or may not have taken effect. */
-const isAmbiguous = (e: KvCallError) => e.code === GrpcCode.DEADLINE_EXCEEDED || e.code === GrpcCode.UNAVAILABLE
+export const isAmbiguous = (e: KvCallError) => e.code === GrpcCode.DEADLINE_EXCEEDED || e.code === GrpcCode.UNAVAILABLE
+
+/** How a recorded operation ended: answered, or failed (`ambiguous`: its outcome is unknown). */
+export type OperationOutcome =
+  | { readonly _tag: "Answered" }
+  | { readonly _tag: "Failed"; readonly ambiguous: boolean; readonly error: KvCallError }
+
+/**
+ * Random operations (set, get, cas, delete) over `keys` keys named `prefix0..`, recorded in `recorder`. Every
+ * written value is distinct (`c<writer>-<n>`); a CAS expects an earlier-looking value or the key's absence.
+ */
+export const makeRandomOperations = (
+  recorder: HistoryRecorder,
+  options: { readonly keys: number; readonly prefix: string; readonly writers: number }
+) => {
+  let counter = 0
+  return (
+    client: KvClient,
+    process: ProcessId,
+    writer: number,
+    random: () => number
+  ): Effect.Effect<OperationOutcome> => {
+    const key = `${options.prefix}${Math.floor(random() * options.keys)}`
+    const roll = random()
+    const value = `c${writer}-${counter++}`
+    const failed = (error: KvCallError): OperationOutcome => ({ _tag: "Failed", ambiguous: isAmbiguous(error), error })
+    const answered: OperationOutcome = { _tag: "Answered" }
+    if (roll < 0.35) {
+      const id = recorder.invoke(process, { _tag: "Set", key, value }, performance.now())
+      return Effect.match(client.set(key, Buffer.from(value)), {
+        onSuccess: () => {
+          recorder.complete(id, { ok: true }, performance.now())
+          return answered
+        },
+        onFailure: (e) => {
+          recorder.fail(id, isAmbiguous(e))
+          return failed(e)
+        }
+      })
+    }
+    if (roll < 0.75) {
+      const id = recorder.invoke(process, { _tag: "Get", key }, performance.now())
+      return Effect.match(client.get(key), {
+        onSuccess: (r) => {
+          recorder.complete(id, r.found ? { found: true, value: text(r.value) } : { found: false }, performance.now())
+          return answered
+        },
+        onFailure: (e) => {
+          recorder.fail(id, isAmbiguous(e))
+          return failed(e)
+        }
+      })
+    }
+    if (roll < 0.9) {
+      const expected =
+        random() < 0.3 ? null : `c${Math.floor(random() * options.writers)}-${Math.floor(random() * counter)}`
+      const id = recorder.invoke(process, { _tag: "Cas", key, expected, value }, performance.now())
+      return Effect.match(
+        client.compareAndSet(key, expected === null ? null : Buffer.from(expected), Buffer.from(value)),
+        {
+          onSuccess: (r) => {
+            recorder.complete(
+              id,
+              r.swapped ? { swapped: true } : { swapped: false, current: r.currentFound ? text(r.current) : null },
+              performance.now()
+            )
+            return answered
+          },
+          onFailure: (e) => {
+            recorder.fail(id, isAmbiguous(e))
+            return failed(e)
+          }
+        }
+      )
+    }
+    const id = recorder.invoke(process, { _tag: "Delete", key }, performance.now())
+    return Effect.match(client.delete(key), {
+      onSuccess: (r) => {
+        recorder.complete(id, { existed: r.existed }, performance.now())
+        return answered
+      },
+      onFailure: (e) => {
+        recorder.fail(id, isAmbiguous(e))
+        return failed(e)
+      }
+    })
+  }
+}
 
 /**
  * `clients` concurrent clients, each running `opsPerClient` random operations (set, get, cas, delete) over
@@ -97,54 +185,13 @@ export const recordWorkload = (
 ) =>
   Effect.gen(function* () {
     const recorder = new HistoryRecorder()
-    let counter = 0
+    const operation = makeRandomOperations(recorder, { ...options, writers: clients.length })
     yield* Effect.forEach(
       clients,
       (client, c) =>
         Effect.gen(function* () {
           const random = prng(options.seed * 1000 + c)
-          for (let i = 0; i < options.opsPerClient; i++) {
-            const key = `${options.prefix}${Math.floor(random() * options.keys)}`
-            const roll = random()
-            const value = `c${c}-${counter++}`
-            if (roll < 0.35) {
-              const id = recorder.invoke(c, { _tag: "Set", key, value }, performance.now())
-              const r = yield* Effect.either(client.set(key, Buffer.from(value)))
-              if (r._tag === "Right") recorder.complete(id, { ok: true }, performance.now())
-              else recorder.fail(id, isAmbiguous(r.left))
-            } else if (roll < 0.75) {
-              const id = recorder.invoke(c, { _tag: "Get", key }, performance.now())
-              const r = yield* Effect.either(client.get(key))
-              if (r._tag === "Right") {
-                recorder.complete(
-                  id,
-                  r.right.found ? { found: true, value: text(r.right.value) } : { found: false },
-                  performance.now()
-                )
-              } else recorder.fail(id, isAmbiguous(r.left))
-            } else if (roll < 0.9) {
-              const expected =
-                random() < 0.3 ? null : `c${Math.floor(random() * clients.length)}-${Math.floor(random() * counter)}`
-              const id = recorder.invoke(c, { _tag: "Cas", key, expected, value }, performance.now())
-              const r = yield* Effect.either(
-                client.compareAndSet(key, expected === null ? null : Buffer.from(expected), Buffer.from(value))
-              )
-              if (r._tag === "Right") {
-                recorder.complete(
-                  id,
-                  r.right.swapped
-                    ? { swapped: true }
-                    : { swapped: false, current: r.right.currentFound ? text(r.right.current) : null },
-                  performance.now()
-                )
-              } else recorder.fail(id, isAmbiguous(r.left))
-            } else {
-              const id = recorder.invoke(c, { _tag: "Delete", key }, performance.now())
-              const r = yield* Effect.either(client.delete(key))
-              if (r._tag === "Right") recorder.complete(id, { existed: r.right.existed }, performance.now())
-              else recorder.fail(id, isAmbiguous(r.left))
-            }
-          }
+          for (let i = 0; i < options.opsPerClient; i++) yield* operation(client, c, c, random)
         }),
       { concurrency: "unbounded", discard: true }
     )

@@ -17,5 +17,6 @@ export {
   type KvStateData
 } from "./kv-state.js"
 export * from "./linearizability.js"
+export { formatLostWrite, type LostWrite, lostWrites } from "./lost-writes.js"
 export { REPLICA_ROLE, type ReplicaHandle, type ReplicaOptions, runReplica } from "./replica.js"
 export { type RejoinKind, ReplicaTelemetry } from "./replica-telemetry.js"

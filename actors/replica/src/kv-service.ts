@@ -242,7 +242,8 @@ export const makeKvService = (options: KvServiceOptions) => {
     stateHash: state.kv.stateHash,
     keys: state.kv.records.size,
     members: [...state.members],
-    ...(engine === undefined ? {} : { engine })
+    ...(engine === undefined ? {} : { engine }),
+    snapshotsRestored: state.snapshotsRestored
   }))
 
   const reconfigure = (request: ReconfigureRequest) =>

@@ -130,6 +130,7 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       state.decisions.reset(reply.snapshotInstance)
       state.delivered = deliveredFromWire(reply.snapshotDelivered)
       restoredDelivered = state.delivered
+      state.snapshotsRestored++
       const epoch = reply.schedule.filter((e) => e.fromInstance <= reply.snapshotInstance).at(-1)
       if (epoch !== undefined) state.members = [...epoch.members]
       // Client calls still waiting may have been decided in the instances the snapshot skips: their outcome

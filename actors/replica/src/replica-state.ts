@@ -23,6 +23,8 @@ export interface ReplicaState {
   readonly decisions: DecisionLog
   /** Which values are applied (TOB's delivered index, kept by the host so it matches its own state). */
   delivered: DeliveredIndex
+  /** Times this process replaced its state with a peer's snapshot (reported in StateResponse). */
+  snapshotsRestored: number
 }
 
 export const createReplicaState = (options: {
@@ -42,5 +44,6 @@ export const createReplicaState = (options: {
   members: [...options.members],
   singleEngine: (options.engines ?? 1) === 1,
   decisions: new DecisionLog(options.log),
-  delivered: emptyDeliveredIndex
+  delivered: emptyDeliveredIndex,
+  snapshotsRestored: 0
 })

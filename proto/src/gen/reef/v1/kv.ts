@@ -142,7 +142,11 @@ export interface StateResponse {
   keys: number;
   members: string[];
   /** The NIC engine(s) behind this replica (summed over engines; latencies of the first engine). */
-  engine?: EngineState | undefined;
+  engine?:
+    | EngineState
+    | undefined;
+  /** Times this process replaced its state with a peer's snapshot (a rejoin too far behind for the log). */
+  snapshotsRestored: number;
 }
 
 export interface EngineState {
@@ -1830,6 +1834,7 @@ function createBaseStateResponse(): StateResponse {
     keys: 0,
     members: [],
     engine: undefined,
+    snapshotsRestored: 0,
   };
 }
 
@@ -1857,6 +1862,9 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     }
     if (message.engine !== undefined) {
       EngineState.encode(message.engine, writer.uint32(58).fork()).join();
+    }
+    if (message.snapshotsRestored !== 0) {
+      writer.uint32(64).uint64(message.snapshotsRestored);
     }
     return writer;
   },
@@ -1930,6 +1938,14 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
             message.engine = EngineState.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.snapshotsRestored = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1963,6 +1979,11 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
       keys: isSet(object.keys) ? globalThis.Number(object.keys) : 0,
       members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => globalThis.String(e)) : [],
       engine: isSet(object.engine) ? EngineState.fromJSON(object.engine) : undefined,
+      snapshotsRestored: isSet(object.snapshotsRestored)
+        ? globalThis.Number(object.snapshotsRestored)
+        : isSet(object.snapshots_restored)
+        ? globalThis.Number(object.snapshots_restored)
+        : 0,
     };
   },
 
@@ -1989,6 +2010,9 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     if (message.engine !== undefined) {
       obj.engine = EngineState.toJSON(message.engine);
     }
+    if (message.snapshotsRestored !== 0) {
+      obj.snapshotsRestored = Math.round(message.snapshotsRestored);
+    }
     return obj;
   },
 
@@ -2006,6 +2030,7 @@ export const StateResponse: MessageFns<StateResponse, "reef.v1.StateResponse"> =
     message.engine = (object.engine !== undefined && object.engine !== null)
       ? EngineState.fromPartial(object.engine)
       : undefined;
+    message.snapshotsRestored = object.snapshotsRestored ?? 0;
     return message;
   },
 };
