@@ -15,7 +15,6 @@ import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, wi
 import { AirDBClient } from "@reef/proto"
 import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
 import { keyName, MIXES, type OpKind, opFor, VALUE_BYTES, type Workload } from "./ycsb.js"
 
 export type LoadTarget =
@@ -68,13 +67,17 @@ export interface LoadOutput {
   readonly clientStats?: Record<string, number>
 }
 
+/**
+ * What a load process drives. Operations are effects that the workers (one long-lived fiber each, as etcdload's
+ * workers are goroutines) run in a loop: no fiber or promise is made per operation.
+ */
 interface Target {
-  readonly op: (kind: OpKind, key: string, value: Uint8Array) => Promise<void>
-  readonly put: (entries: ReadonlyArray<readonly [string, Uint8Array]>) => Promise<void>
+  readonly op: (kind: OpKind, key: string, value: Uint8Array) => Effect.Effect<void, unknown>
+  readonly put: (entries: ReadonlyArray<readonly [string, Uint8Array]>) => Effect.Effect<void, unknown>
   readonly stats: () => Record<string, number> | undefined
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const tagOf = (e: unknown): string | undefined => (e as { _tag?: string } | undefined)?._tag
 
 /** A copy of `old` with its first byte incremented: the "modify" of read-modify-write. */
 const bumped = (old: Uint8Array): Uint8Array => {
@@ -83,34 +86,26 @@ const bumped = (old: Uint8Array): Uint8Array => {
   return next
 }
 
-const airdbTarget = async (
-  t: Extract<LoadTarget, { kind: "airdb" }>,
-  run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>,
-  scopedClient: AirDbClient
-): Promise<Target> => ({
+const airdbTarget = (t: Extract<LoadTarget, { kind: "airdb" }>, client: AirDbClient): Target => ({
   op: (kind, key, value) => {
     switch (kind) {
       case "read":
-        return run(Effect.asVoid(scopedClient.get(key)))
+        return Effect.asVoid(client.get(key))
       case "update":
       case "insert":
-        return run(Effect.asVoid(scopedClient.put(key, value)))
+        return Effect.asVoid(client.put(key, value))
       case "rmw":
-        return run(
-          Effect.asVoid(
-            scopedClient.transact((tx) =>
-              // Values read are the client's own: derive a new one rather than changing it in place.
-              Effect.flatMap(tx.get(key), (old) => tx.put(key, old === undefined ? value : bumped(old)))
-            )
+        return Effect.asVoid(
+          client.transact((tx) =>
+            // Values read are the client's own: derive a new one rather than changing it in place.
+            Effect.flatMap(tx.get(key), (old) => tx.put(key, old === undefined ? value : bumped(old)))
           )
         )
     }
   },
   put: (entries) =>
-    run(
-      Effect.asVoid(scopedClient.transact((tx) => Effect.forEach(entries, ([k, v]) => tx.put(k, v), { discard: true })))
-    ),
-  stats: () => ({ ...scopedClient.stats(), cacheCapacity: t.cacheBytes ?? 0 })
+    Effect.asVoid(client.transact((tx) => Effect.forEach(entries, ([k, v]) => tx.put(k, v), { discard: true }))),
+  stats: () => ({ ...client.stats(), cacheCapacity: t.cacheBytes ?? 0 })
 })
 
 const grpcTarget = (addresses: ReadonlyArray<string>): Target => {
@@ -121,156 +116,158 @@ const grpcTarget = (addresses: ReadonlyArray<string>): Target => {
     f: (c: InstanceType<typeof AirDBClient>) => (req: Req, cb: (e: ServiceError | null, r: Res) => void) => unknown,
     req: Req
   ) =>
-    new Promise<Res>((resolve, reject) => {
+    Effect.async<Res, ServiceError>((resume) => {
       const c = pick()
-      f(c).call(c, req, (e, r) => (e ? reject(e) : resolve(r)))
+      f(c).call(c, req, (e, r) => resume(e ? Effect.fail(e) : Effect.succeed(r)))
     })
   const b = (s: string) => Buffer.from(s)
   return {
-    op: async (kind, key, value) => {
+    op: (kind, key, value) => {
       const v = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-      if (kind === "read") await call((c) => c.get, { key: b(key) })
-      else if (kind === "update" || kind === "insert") await call((c) => c.put, { key: b(key), value: v })
-      else {
-        // Read, then write conditional on what was read (a compare in the transaction), until it commits.
-        for (;;) {
-          const old = (await call((c) => c.get, { key: b(key) })) as { found: boolean; value: Buffer }
-          const compare = { key: b(key), exists: old.found, value: old.value }
-          const r = (await call((c) => c.transact, {
+      if (kind === "read") return Effect.asVoid(call((c) => c.get, { key: b(key) }))
+      if (kind === "update" || kind === "insert") return Effect.asVoid(call((c) => c.put, { key: b(key), value: v }))
+      // Read, then write conditional on what was read (a compare in the transaction), until it commits.
+      const attempt = Effect.flatMap(
+        call((c) => c.get, { key: b(key) }) as Effect.Effect<{ found: boolean; value: Buffer }, ServiceError>,
+        (old) =>
+          call((c) => c.transact, {
             ops: [
-              { op: { $case: "compare", value: compare } },
+              { op: { $case: "compare", value: { key: b(key), exists: old.found, value: old.value } } },
               { op: { $case: "put", value: { key: b(key), value: v } } }
             ],
             maxAttempts: 0
-          })) as { committed: boolean }
-          if (r.committed) return
-        }
-      }
+          }) as Effect.Effect<{ committed: boolean }, ServiceError>
+      )
+      return Effect.asVoid(Effect.repeat(attempt, { until: (r) => r.committed }))
     },
-    put: async (entries) => {
-      await call((c) => c.transact, {
-        ops: entries.map(([k, v]) => ({ op: { $case: "put" as const, value: { key: b(k), value: Buffer.from(v) } } })),
-        maxAttempts: 0
-      })
-    },
+    put: (entries) =>
+      Effect.asVoid(
+        call((c) => c.transact, {
+          ops: entries.map(([k, v]) => ({
+            op: { $case: "put" as const, value: { key: b(k), value: Buffer.from(v) } }
+          })),
+          maxAttempts: 0
+        })
+      ),
     stats: () => undefined
   }
 }
 
-const load = async (spec: LoadSpec, target: Target): Promise<LoadOutput> => {
-  const mix = MIXES[spec.workload ?? "read-only"]
-  const keySpace = spec.keySpace ?? 10_000
-  const concurrency = spec.concurrency ?? 16
-  const value = randomBytes(VALUE_BYTES)
-  const slaMs = spec.slaMs ?? 100
-  const giveUpMs = spec.giveUpMs ?? 5_000
-  let insertNext = spec.insertBase ?? keySpace
-  const latencies: Array<number> = []
-  const timeline: Array<number> = []
-  let errors = 0
-  let withinSla = 0
-  let late = 0
-  let unreachable = 0
-  let aborts = 0
-  const warmupEnd = performance.now() + (spec.warmupMs ?? 0)
-  const end = warmupEnd + (spec.durationMs ?? 5_000)
-  let measuring = false
-  const interval = spec.rate !== undefined && spec.rate > 0 ? (concurrency / spec.rate) * 1000 : 0
-  const worker = async () => {
-    let nextAt = performance.now()
-    while (performance.now() < end) {
-      if (interval > 0) {
-        nextAt += interval
-        const wait = nextAt - performance.now()
-        if (wait > 0) await sleep(wait)
-      }
-      const kind = opFor(mix, Math.random())
-      const key = kind === "insert" ? keyName(insertNext++) : keyName(Math.floor(Math.random() * keySpace))
-      const t0 = performance.now()
-      const counted = t0 >= warmupEnd
-      // An operation that fails is retried until it succeeds or gives up: what a user of the system sees.
-      let ok = false
-      for (;;) {
-        try {
-          await target.op(kind, key, value)
-          ok = true
-          break
-        } catch (e) {
-          if ((e as { _tag?: string })._tag === "TransactionAborted") aborts++
+const load = (spec: LoadSpec, target: Target): Effect.Effect<LoadOutput> =>
+  Effect.gen(function* () {
+    const mix = MIXES[spec.workload ?? "read-only"]
+    const keySpace = spec.keySpace ?? 10_000
+    const concurrency = spec.concurrency ?? 16
+    const value = randomBytes(VALUE_BYTES)
+    const slaMs = spec.slaMs ?? 100
+    const giveUpMs = spec.giveUpMs ?? 5_000
+    let insertNext = spec.insertBase ?? keySpace
+    const latencies: Array<number> = []
+    const timeline: Array<number> = []
+    let errors = 0
+    let withinSla = 0
+    let late = 0
+    let unreachable = 0
+    let aborts = 0
+    const warmupEnd = performance.now() + (spec.warmupMs ?? 0)
+    const end = warmupEnd + (spec.durationMs ?? 5_000)
+    let measuring = false
+    const interval = spec.rate !== undefined && spec.rate > 0 ? (concurrency / spec.rate) * 1000 : 0
+    const worker = Effect.gen(function* () {
+      let nextAt = performance.now()
+      while (performance.now() < end) {
+        if (interval > 0) {
+          nextAt += interval
+          const wait = nextAt - performance.now()
+          if (wait > 0) yield* Effect.sleep(wait)
+        }
+        const kind = opFor(mix, Math.random())
+        const key = kind === "insert" ? keyName(insertNext++) : keyName(Math.floor(Math.random() * keySpace))
+        const t0 = performance.now()
+        const counted = t0 >= warmupEnd
+        // An operation that fails is retried until it succeeds or gives up: what a user of the system sees.
+        let ok = false
+        for (;;) {
+          const r = yield* Effect.either(target.op(kind, key, value))
+          if (r._tag === "Right") {
+            ok = true
+            break
+          }
+          if (tagOf(r.left) === "TransactionAborted") aborts++
           if (counted) errors++
           if (performance.now() - t0 > giveUpMs || performance.now() > end + giveUpMs) break
-          await sleep(10)
+          yield* Effect.sleep(10)
         }
+        const t1 = performance.now()
+        if (!counted || t1 > end) continue
+        measuring = true
+        if (!ok) {
+          unreachable++
+          continue
+        }
+        const ms = t1 - t0
+        latencies.push(ms)
+        if (ms <= slaMs) withinSla++
+        else late++
+        const bucket = Math.floor((t1 - warmupEnd) / 100)
+        while (timeline.length <= bucket) timeline.push(0)
+        timeline[bucket]!++
       }
-      const t1 = performance.now()
-      if (!counted || t1 > end) continue
-      measuring = true
-      if (!ok) {
-        unreachable++
-        continue
-      }
-      const ms = t1 - t0
-      latencies.push(ms)
-      if (ms <= slaMs) withinSla++
-      else late++
-      const bucket = Math.floor((t1 - warmupEnd) / 100)
-      while (timeline.length <= bucket) timeline.push(0)
-      timeline[bucket]!++
+    })
+    yield* Effect.all(
+      Array.from({ length: concurrency }, () => worker),
+      { concurrency: "unbounded", discard: true }
+    )
+    const seconds = (spec.durationMs ?? 5_000) / 1000
+    const stats = target.stats()
+    return {
+      ops: latencies.length,
+      errors,
+      seconds,
+      throughput: measuring ? latencies.length / seconds : 0,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      maxMs: latencies.reduce((a, b) => Math.max(a, b), 0),
+      timeline100ms: timeline,
+      withinSla,
+      late,
+      unreachable,
+      aborts,
+      ...(stats === undefined ? {} : { clientStats: stats })
     }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
-  const seconds = (spec.durationMs ?? 5_000) / 1000
-  return {
-    ops: latencies.length,
-    errors,
-    seconds,
-    throughput: measuring ? latencies.length / seconds : 0,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: latencies.reduce((a, b) => Math.max(a, b), 0),
-    timeline100ms: timeline,
-    withinSla,
-    late,
-    unreachable,
-    aborts,
-    ...(target.stats() === undefined ? {} : { clientStats: target.stats()! })
-  }
-}
+  })
 
-const fill = async (spec: LoadSpec, target: Target) => {
-  const f = spec.fill!
-  const value = randomBytes(VALUE_BYTES)
-  const concurrency = spec.concurrency ?? 4
-  let next = f.from
-  const worker = async () => {
-    while (next < f.to) {
-      const from = next
-      next = Math.min(f.to, next + f.batch)
-      const entries = Array.from({ length: next - from }, (_, i) => [keyName(from + i), value] as const)
-      for (;;) {
-        try {
-          await target.put(entries)
-          break
-        } catch (e) {
-          if (
-            (e as { _tag?: string })._tag !== "TransactionAborted" &&
-            (e as { _tag?: string })._tag !== "StorageUnavailable"
-          )
-            throw e
-        }
+const fill = (spec: LoadSpec, target: Target): Effect.Effect<unknown, unknown> =>
+  Effect.gen(function* () {
+    const f = spec.fill!
+    const value = randomBytes(VALUE_BYTES)
+    let next = f.from
+    const worker = Effect.gen(function* () {
+      while (next < f.to) {
+        const from = next
+        next = Math.min(f.to, next + f.batch)
+        const entries = Array.from({ length: next - from }, (_, i) => [keyName(from + i), value] as const)
+        yield* Effect.retry(target.put(entries), {
+          while: (e) => tagOf(e) === "TransactionAborted" || tagOf(e) === "StorageUnavailable"
+        })
       }
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
-  return { filled: f.to - f.from, clientStats: target.stats() }
-}
+    })
+    yield* Effect.all(
+      Array.from({ length: spec.concurrency ?? 4 }, () => worker),
+      {
+        concurrency: "unbounded",
+        discard: true
+      }
+    )
+    return { filled: f.to - f.from, clientStats: target.stats() }
+  })
 
 const main = async () => {
   const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec
   const out = (x: unknown) => process.stdout.write(`${JSON.stringify(x)}\n`)
+  const drive = (target: Target) => (spec.mode === "fill" ? fill(spec, target) : load(spec, target))
   if (spec.target.kind === "grpc") {
-    const target = grpcTarget(spec.target.addresses)
-    out(spec.mode === "fill" ? await fill(spec, target) : await load(spec, target))
+    out(await Effect.runPromise(drive(grpcTarget(spec.target.addresses))))
     return
   }
   const t = spec.target
@@ -284,10 +281,6 @@ const main = async () => {
           store: t.store,
           ...(t.cacheBytes === undefined ? {} : { cacheBytes: t.cacheBytes })
         })
-        const runtime = yield* Effect.runtime<never>()
-        const runPromise = Runtime.runPromise(runtime)
-        const run = <A, E>(e: Effect.Effect<A, E>) => runPromise(e)
-        const target = yield* Effect.promise(() => airdbTarget(t, run, client))
         if (spec.mode === "coldstart") {
           const opened = performance.now()
           yield* client.put(`coldstart-${randomBytes(4).toString("hex")}`, randomBytes(16))
@@ -300,10 +293,7 @@ const main = async () => {
           })
           return
         }
-        const result = yield* Effect.promise(
-          (): Promise<unknown> => (spec.mode === "fill" ? fill(spec, target) : load(spec, target))
-        )
-        out(result)
+        out(yield* drive(airdbTarget(t, client)))
       })
     )
   )

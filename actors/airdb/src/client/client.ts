@@ -13,7 +13,6 @@
  */
 import { randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -163,7 +162,8 @@ export interface ClientHooks {
 interface PendingIntention {
   readonly intention: Intention
   readonly bytes: number
-  readonly done: Deferred.Deferred<Outcome, AirDbError>
+  /** Resumes the submitting transaction with its outcome. */
+  readonly done: (result: Effect.Effect<Outcome, AirDbError>) => void
 }
 
 const AIRDB_ERRORS = new Set([
@@ -216,7 +216,8 @@ class Client {
   adopted: Chain = emptyChain
 
   // Bus stand.
-  riders: Array<Deferred.Deferred<number, AirDbError>> = []
+  /** Riders waiting for the next bus: each is resumed with the tail it checked (a callback, not a fiber). */
+  riders: Array<(result: Effect.Effect<number, AirDbError>) => void> = []
   readonly busBell = Effect.runSync(Queue.sliding<void>(1))
   lastBusMs = 0
 
@@ -461,12 +462,12 @@ class Client {
   // ---- the bus stand -----------------------------------------------------------------------------------------
 
   /** Waits for the next bus to leave and return: the tail it checked is after this call began. */
-  readonly ride: Effect.Effect<number, AirDbError> = Effect.suspend(() => {
+  readonly ride: Effect.Effect<number, AirDbError> = Effect.async<number, AirDbError>((resume) => {
     const failed = this.failed
-    if (failed !== undefined) return Effect.fail(failed)
-    const seat = Effect.runSync(Deferred.make<number, AirDbError>())
-    this.riders.push(seat)
-    return Effect.zipRight(Queue.offer(this.busBell, undefined), Deferred.await(seat))
+    if (failed !== undefined) return resume(Effect.fail(failed))
+    this.riders.push(resume)
+    // The first rider since the last departure rings the bell; the others board the same bus.
+    if (this.riders.length === 1) Queue.unsafeOffer(this.busBell, undefined)
   })
 
   readonly busLoop: Effect.Effect<never> = Effect.gen(this, function* () {
@@ -484,8 +485,11 @@ class Client {
           Effect.tap(this.syncCommandLog(), (n) => span?.attribute("entries", n))
         )
       )
-      for (const r of riders)
-        yield* Deferred.complete(r, Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
+      // One result shared by every rider of this bus.
+      const arrival: Effect.Effect<number, AirDbError> = Either.isRight(result)
+        ? Effect.succeed(result.right)
+        : Effect.fail(result.left)
+      for (const resume of riders) resume(arrival)
       if (this.riders.length > 0) yield* Queue.offer(this.busBell, undefined)
     }
   })
@@ -493,15 +497,14 @@ class Client {
   // ---- the writer --------------------------------------------------------------------------------------------
 
   submit(intention: Intention): Effect.Effect<Outcome, AirDbError> {
-    return Effect.suspend(() => {
+    return Effect.async<Outcome, AirDbError>((done) => {
       const failed = this.failed
-      if (failed !== undefined) return Effect.fail(failed)
+      if (failed !== undefined) return done(Effect.fail(failed))
       const bytes = intentionBytes(intention)
       const limit = this.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES
-      if (bytes > limit) return Effect.fail(new TransactionTooLarge({ bytes, limitBytes: limit }))
-      const done = Effect.runSync(Deferred.make<Outcome, AirDbError>())
+      if (bytes > limit) return done(Effect.fail(new TransactionTooLarge({ bytes, limitBytes: limit })))
       this.pending.push({ intention, bytes, done })
-      return Effect.zipRight(Queue.offer(this.writerBell, undefined), Deferred.await(done))
+      if (this.pending.length === 1) Queue.unsafeOffer(this.writerBell, undefined)
     })
   }
 
@@ -512,9 +515,10 @@ class Client {
         const batch = this.takeBatch()
         const result = yield* Effect.either(this.commitBatch(batch))
         if (Either.isLeft(result)) {
-          for (const p of batch) yield* Deferred.fail(p.done, result.left)
+          const failure = Effect.fail(result.left)
+          for (const p of batch) p.done(failure)
         } else {
-          for (const [slot, p] of batch.entries()) Deferred.unsafeDone(p.done, Effect.succeed(result.right[slot]!))
+          for (const [slot, p] of batch.entries()) p.done(Effect.succeed(result.right[slot]!))
         }
       }
     }
@@ -928,32 +932,52 @@ class Client {
 
   /** §4.4 Speculative reads: the snapshot lookup races the tail check; its value is used if the tail has none. */
   get(key: Key): Effect.Effect<ReadResult, AirDbError> {
-    const self = this
     const invalid = this.validateKey(key)
     if (invalid !== undefined) return Effect.fail(invalid)
     return traced("airdb.get", {}, () =>
-      Effect.gen(function* () {
-        // Blocks in the cache answer at once; otherwise the snapshot read starts now and races the tail check.
-        const chain = self.adopted
-        const cached = self.reader.lookupCached(chain.snapshots, key)
-        const speculative =
-          cached === MISS
-            ? yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
-            : undefined
-        const snapshot = yield* self.ride
-        const inTail = self.replay.get(key)
-        if (inTail !== undefined) {
-          if (speculative !== undefined) yield* Fiber.interrupt(speculative)
-          return { value: inTail.value, snapshot: Math.max(snapshot, self.replay.next) }
-        }
-        const guess =
-          speculative === undefined ? { state: cached as KeyState | undefined, chain } : yield* Fiber.join(speculative)
-        // The tail may have advanced while the lookup ran: a key it now holds is newer than the guess.
-        const now = self.replay.get(key)
-        const state = now !== undefined ? now : guess.chain === self.adopted ? guess.state : yield* self.stateOf(key)
-        return { value: state?.value, snapshot: Math.max(snapshot, self.replay.next) }
+      Effect.suspend(() => {
+        // Blocks in the cache answer at once (no fiber: the common read is a ride and two map lookups);
+        // otherwise the snapshot read starts now and races the tail check.
+        const chain = this.adopted
+        const cached = this.reader.lookupCached(chain.snapshots, key)
+        return cached === MISS
+          ? this.getSpeculative(key)
+          : Effect.flatMap(this.ride, (snapshot) => this.answer(key, snapshot, { state: cached, chain }))
       })
     )
+  }
+
+  private getSpeculative(key: Key): Effect.Effect<ReadResult, AirDbError> {
+    const self = this
+    return Effect.gen(function* () {
+      const speculative = yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
+      const snapshot = yield* self.ride
+      if (self.replay.get(key) !== undefined) {
+        yield* Fiber.interrupt(speculative)
+        return self.answered(self.replay.get(key), snapshot)
+      }
+      return yield* self.answer(key, snapshot, yield* Fiber.join(speculative))
+    })
+  }
+
+  /**
+   * The read's answer after its bus: the tail's state of the key if it has one (the tail may have advanced
+   * while the lookup ran: it is newer than the guess), else the snapshot guess if its chain is still adopted.
+   */
+  private answer(
+    key: Key,
+    snapshot: number,
+    guess: { readonly state: KeyState | undefined; readonly chain: Chain }
+  ): Effect.Effect<ReadResult, AirDbError> {
+    const inTail = this.replay.get(key)
+    if (inTail !== undefined || guess.chain === this.adopted) {
+      return Effect.succeed(this.answered(inTail ?? guess.state, snapshot))
+    }
+    return Effect.map(this.stateOf(key), (state) => this.answered(state, snapshot))
+  }
+
+  private answered(state: KeyState | undefined, snapshot: number): ReadResult {
+    return { value: state?.value, snapshot: Math.max(snapshot, this.replay.next) }
   }
 
   scan(start: Key, end: Key | undefined, limit: number): Effect.Effect<ScanResult, AirDbError> {
@@ -1115,8 +1139,8 @@ class Client {
     return Effect.sync(() => {
       this.closed = true
       const closed = new ClientClosed()
-      for (const r of this.riders) Deferred.unsafeDone(r, Effect.fail(closed))
-      for (const p of this.pending) Deferred.unsafeDone(p.done, Effect.fail(closed))
+      for (const resume of this.riders) resume(Effect.fail(closed))
+      for (const p of this.pending) p.done(Effect.fail(closed))
       this.riders = []
       this.pending = []
     })

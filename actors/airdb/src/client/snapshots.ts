@@ -4,7 +4,9 @@
  * snapshots block by block into a new one (recursive compaction) and never holds either whole.
  */
 import { randomBytes } from "node:crypto"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import {
   type BlockRef,
   blocksInRange,
@@ -155,6 +157,8 @@ export const loadIndex = (
 /** The live snapshots' indexes and a bounded cache of their blocks: point reads and range reads. */
 export class SnapshotReader {
   private readonly indexes = new Map<string, ReadonlyArray<BlockRef>>()
+  /** Block reads in flight, by cache key. */
+  private readonly loading = new Map<string, Deferred.Deferred<ReadonlyArray<KeyStateEntry>, SnapshotReadError>>()
   readonly cache: BlockCache
   blockReads = 0
 
@@ -204,8 +208,15 @@ export class SnapshotReader {
     const key = BlockCache.key(segment, ref.position)
     const cached = this.cache.get(key)
     if (cached !== undefined) return Effect.succeed(cached.entries)
+    // Readers missing the same block share one storage read (a cold cache under many readers would
+    // otherwise read each block once per reader). The read runs in a fiber of its own, so a reader that
+    // gives up (a speculative read the tail answered) does not cancel it for the others.
+    const loading = this.loading.get(key)
+    if (loading !== undefined) return Deferred.await(loading)
+    const done = Deferred.unsafeMake<ReadonlyArray<KeyStateEntry>, SnapshotReadError>(FiberId.none)
+    this.loading.set(key, done)
     this.blockReads++
-    return Effect.flatMap(
+    const load = Effect.flatMap(
       retried(this.store.read(segment, ref.position, { maxRecords: 1, bytesHint: ref.length })),
       (records) => {
         const r = records[0]
@@ -217,6 +228,15 @@ export class SnapshotReader {
         this.cache.put(key, { entries, bytes: r.bytes.byteLength })
         return Effect.succeed(entries)
       }
+    )
+    return Effect.zipRight(
+      Effect.forkDaemon(
+        Effect.flatMap(Effect.exit(load), (exit) => {
+          this.loading.delete(key)
+          return Deferred.done(done, exit)
+        })
+      ),
+      Deferred.await(done)
     )
   }
 

@@ -92,10 +92,20 @@ export const makeJetStreamSegmentStore = (
    * once, then trust direct gets.
    */
   const known = new Set<string>()
+  /** First reads of a segment in flight share one stream lookup. */
+  const asking = new Map<string, Promise<boolean>>()
+  const ask = (segment: string): Promise<boolean> => {
+    let answer = asking.get(segment)
+    if (answer === undefined) {
+      answer = exists(segment).finally(() => asking.delete(segment))
+      asking.set(segment, answer)
+    }
+    return answer
+  }
 
   const read = async (segment: string, from: number, maxRecords: number): Promise<RawRead> => {
     if (!known.has(segment)) {
-      if (!(await exists(segment))) return { _tag: "NotFound" }
+      if (!(await ask(segment))) return { _tag: "NotFound" }
       known.add(segment)
     }
     const records = []
