@@ -4,6 +4,8 @@
  *   pnpm sim popuc --seeds 10000                 every scenario, seeds 1..10000, N drawn from each seed
  *   pnpm sim popuc --scenario crash --n 5 --seeds 500 --seed 77
  *   pnpm sim popuc --scenario omission --n 7 --seed 1234     replay one seed (prints the failure trace)
+ *   pnpm sim popuc --scenario shell-crash-restart --seeds 1000   the real engine loop and rejoin core
+ *   pnpm sim popuc --scenario shell-async --n 3 --mutant replay-after-collapse   a caught broken shell
  *   pnpm sim remora --seeds 2000                 Remora's coordinator and workers (actors/remora/src/sim)
  *   pnpm sim remora --scenario faults --seed 77  replay one seed
  *   pnpm sim airdb --seeds 200                   AirDB's clients over simulated storage (actors/airdb/src/sim)

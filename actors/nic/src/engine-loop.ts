@@ -14,17 +14,16 @@ import {
   membersAt,
   type ProcessId,
   type RoundTimerConfig,
-  roundPeriodMs,
   scheduleOf,
   stepTob,
   type TobInput,
   type TobOutput,
   type TobState,
-  timerDeadline,
   unheardPeers,
   type Value,
   type WireMsg
 } from "./core/index.js"
+import { type OnTimerExpiry, onTimerExpiry, roundTimerDeadline, timerPolicyOf } from "./engine-timers.js"
 import { JoinReplay } from "./join-replay.js"
 import { LatencyHistogram } from "./latency-histogram.js"
 import { decodeWire, encodeWire, ownPayload } from "./wire.js"
@@ -45,16 +44,20 @@ export type EngineCommand =
   | { readonly _tag: "Broadcast"; readonly requestId: number; readonly payload: Uint8Array }
   | { readonly _tag: "ProposeMembership"; readonly requestId: number; readonly members: ReadonlyArray<ProcessId> }
   | { readonly _tag: "SyncStart" }
-  /** Same as the core's Join input (see TobInput). */
-  | Extract<TobInput, { readonly _tag: "Join" }>
+  /**
+   * The core's Join input (see TobInput). `replay` (default true): replay the round messages of the join
+   * instance received while out. False after a collapse (every member self-quit): those messages are from an
+   * aborted attempt of the instance the group now opens anew, and mixing them with the new attempt's breaks
+   * agreement (found by the simulator, shell-async).
+   */
+  | (Extract<TobInput, { readonly _tag: "Join" }> & { readonly replay?: boolean })
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   | { readonly _tag: "ReportStats" }
 
 /**
  * An instance was decided; `values` are the ones delivered now (no heartbeats, no duplicates), in order.
  * Each payload has an ArrayBuffer of its own, exactly its size, so posting the event to the host copies just
- * the payload. (Transferring those buffers instead measured ~15% fewer writes at N = 5: a transfer costs more
- * than copying a few KiB.)
+ * the payload (transferring the buffers instead costs more than copying a few KiB).
  */
 export interface DecidedEvent {
   readonly _tag: "Decided"
@@ -143,7 +146,13 @@ export interface EngineLoop {
   readonly state: () => TobState
 }
 
-export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop => {
+/** Replacements for parts of the loop: the simulator's deliberately broken variants (sim/mutants.ts). */
+export interface EngineLoopParts {
+  readonly stepTob?: (s: TobState, input: TobInput) => ReturnType<typeof stepTob>
+  readonly onTimerExpiry?: OnTimerExpiry
+}
+
+export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: EngineLoopParts = {}): EngineLoop => {
   let state = createTob({
     self: config.self,
     incarnation: config.incarnation,
@@ -170,35 +179,12 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
   }
   /** The last round timer armed: a chained one is measured from its deadline. */
   let lastTimer: ArmedTimer | undefined
-  /**
-   * Stalls. A round timer that runs more than one interaction (ΔI) after its deadline means this thread did
-   * not run for that long; one that expires with not a single message heard since it was armed means no peer
-   * could reach this thread for a whole round (with at most t crashed, some peer is alive and sends every
-   * round). Either way the process, or the whole machine, was most likely stalled (descheduled, paused) and
-   * its peers with it, so their messages of this round are only now being sent, by threads that all resume
-   * with a backlog. Closing the round at once would suspect them for this thread's own stall, and enough of
-   * those make a correct replica self-quit (measured here: pausing all 3 replicas of a group for 60 ms every
-   * 400 ms under load cost 5-9 self-quits in 15 s). Such a timer gets one more round period, once; the round
-   * still closes as soon as every awaited peer is heard from. Closing a round later than its timer is always
-   * safe (App. A: safety does not depend on timing); a peer that really crashed is still suspected on time
-   * whenever this thread ran on time and heard from the others.
-   */
-  const stallThresholdMs = config.roundTimer.interactionMs
-  const stallGraceMs = roundPeriodMs(config.roundTimer)
-  /** When the last well-formed engine message arrived. */
+  const timers = timerPolicyOf(config.roundTimer)
+  const expiryAction = parts.onTimerExpiry ?? onTimerExpiry
+  const stepCore = parts.stepTob ?? stepTob
+  /** When the last well-formed engine message arrived (stalls, engine-timers.ts). */
   let lastHeardMs = Number.NEGATIVE_INFINITY
-  /**
-   * A crashed peer. With rounds closed on all heard, the round under way when a peer dies waits for it until
-   * the round timer (a round period, 3ΔI), and that wait is the whole write stall of a failover. But a dead
-   * process's connection is gone at once, and the server can tell: a round still open ΔI/2 after it started
-   * asks the transport about every peer it still waits for, and one reported gone is no longer waited for
-   * (the core's "Gone"), so the round closes as soon as the live peers are heard. A live but slow peer is
-   * connected and just answers the probe, which changes nothing. ΔI/2 is well past a round's usual length
-   * under load here (p50 2-4 ms), so probes are rare without failures. A round that still waits asks again
-   * every ΔI/2: a killed process takes a while to die, and its connection lives until then (measured here:
-   * the first probe after a SIGKILL still reached the dying engine's subscription and went unanswered).
-   */
-  const probeAfterMs = config.roundTimer.interactionMs / 2
+  /** Gone peers (engine-timers.ts): only rounds closed on all heard wait for silent peers past their round. */
   const probe = closesOnAllHeard(config.roundTimer) ? io.probe : undefined
   const probeUnheard = (instance: number, round: number) => {
     const current = state.phase === "running" ? state.multi?.current : undefined
@@ -211,7 +197,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         apply({ _tag: "Gone", process: peer }, undefined)
       })
     }
-    if (unheard.length > 0) io.setTimer(probeAfterMs, () => probeUnheard(instance, round))
+    if (unheard.length > 0) io.setTimer(timers.probeEveryMs, () => probeUnheard(instance, round))
   }
   /** Round messages received while out of the group, replayed after a Join. */
   const joinReplay = new JoinReplay()
@@ -271,20 +257,17 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           lastRoundStartMs = o.round === 0 ? undefined : now
           const starts = roundStarts.get(o.instance) ?? []
           if (starts.length < o.round) roundStarts.set(o.instance, [...starts, now])
-          // A chain that fell behind the clock (the previous round closed late, after a stall) would close
-          // this round before any peer could answer: it gets a round period from now instead.
-          const chained = timerDeadline(o, now, lastTimer)
-          const deadline = chained < now ? now + stallGraceMs : chained
+          const deadline = roundTimerDeadline(timers, o, now, lastTimer)
           lastTimer = { instance: o.instance, deadline }
           const timeout = () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
-          // Round 0 is the idle gap: nobody is suspected at its end, so a stall is no reason to wait longer.
           io.setTimer(Math.max(0, deadline - now), () => {
-            const late = io.nowMs() - deadline > stallThresholdMs
-            const heardNothing = lastHeardMs < now
-            if (o.round > 0 && (late || heardNothing)) io.setTimer(stallGraceMs, timeout)
+            const expiry = { round: o.round, armedMs: now, deadlineMs: deadline, firedMs: io.nowMs(), lastHeardMs }
+            if (expiryAction(timers, expiry) === "grace") io.setTimer(timers.stallGraceMs, timeout)
             else timeout()
           })
-          if (probe !== undefined && o.round > 0) io.setTimer(probeAfterMs, () => probeUnheard(o.instance, o.round))
+          if (probe !== undefined && o.round > 0) {
+            io.setTimer(timers.probeEveryMs, () => probeUnheard(o.instance, o.round))
+          }
           break
         }
         case "Learned":
@@ -351,7 +334,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
         : undefined
     let result: ReturnType<typeof stepTob>
     try {
-      result = stepTob(state, input)
+      result = stepCore(state, input)
     } catch (error) {
       crashes++
       io.emit({
@@ -431,8 +414,9 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo): EngineLoop
           apply(join, undefined)
           // The group's round-1 messages of the joined instance usually came before the catch-up: replay them,
           // then open the instance now rather than wait for a message that already came.
-          for (const { from, msg } of joinReplay.takeFrom(command.startInstance)) {
-            apply({ _tag: "Receive", from, msg }, undefined)
+          const kept = joinReplay.takeFrom(command.startInstance)
+          if (command.replay ?? true) {
+            for (const { from, msg } of kept) apply({ _tag: "Receive", from, msg }, undefined)
           }
           const current = state.multi?.current
           const startNow = command.startNow ?? true

@@ -5,8 +5,8 @@
  * instance and would fall behind again.
  *
  * Only an engine that is out records anything. A participating engine has handled each message already, and
- * a ring of the last messages kept every one alive long enough to survive two scavenges: at N = 5 under load
- * V8 promoted ~3 MB/s of them into the engine thread's old space and ran a full GC there every ~0.6 s.
+ * a ring of the last messages kept every one alive long enough to survive two scavenges: under load V8
+ * promoted them into the engine thread's old space and ran full GCs there.
  */
 import type { ProcessId, RoundMsg } from "./core/index.js"
 

@@ -92,6 +92,7 @@ describe("rejoin core", () => {
       peer: "r1",
       joinInstance: 1190,
       startNow: true,
+      collapsed: false,
       snapshotAt: undefined
     })
     expect(d.tags(joined)).not.toContain("SyncStart")
@@ -112,11 +113,17 @@ describe("rejoin core", () => {
       peer: "r3",
       joinInstance: 40,
       snapshot: false,
-      startNow: true
+      startNow: true,
+      collapsed: false
     })
     const collapsed = [answer("r1", 50, { rejoining: true }), answer("r3", 52, { rejoining: true })]
-    expect(choosePeer("r2", collapsed)).toMatchObject({ peer: "r3", joinInstance: 52, startNow: false })
-    expect(choosePeer("r0", collapsed)).toMatchObject({ peer: "r3", startNow: true })
+    expect(choosePeer("r2", collapsed)).toMatchObject({
+      peer: "r3",
+      joinInstance: 52,
+      startNow: false,
+      collapsed: true
+    })
+    expect(choosePeer("r0", collapsed)).toMatchObject({ peer: "r3", startNow: true, collapsed: true })
     // Nothing decided anywhere, or a group this process is not a member of yet: no choice.
     expect(choosePeer("r2", [answer("r1", 1), answer("r3", 1)])).toBeUndefined()
     expect(choosePeer("r4", [answer("r1", 9, { member: false })])).toBeUndefined()

@@ -38,6 +38,10 @@ export interface RejoinParams {
   readonly askEveryMs?: number
   /** How long after a failed attempt peers are asked again (default 200 ms). */
   readonly retryMs?: number
+  /** After a self-quit, how long the engine may catch up as a learner (default: `learnMs`). */
+  readonly learnMs?: number
+  /** How long a join may go without a decision past it (default: `watchdogMs`). */
+  readonly watchdogMs?: number
 }
 
 /** What one peer answered to "where is the group?" (a CatchUpReply, reduced to what the choice needs). */
@@ -59,6 +63,8 @@ export interface PeerChoice {
   readonly joinInstance: number
   readonly snapshot: boolean
   readonly startNow: boolean
+  /** No answering peer's engine runs: the join instance is opened anew, after an aborted attempt of it. */
+  readonly collapsed: boolean
 }
 
 export type RejoinPhase =
@@ -142,6 +148,11 @@ export type RejoinOutput =
       readonly peer: ProcessId
       readonly joinInstance: number
       readonly startNow: boolean
+      /**
+       * The group collapsed: the round messages the engine kept while out belong to an aborted attempt of the
+       * join instance, and replaying them would mix two attempts of one instance (engine-loop.ts, Join).
+       */
+      readonly collapsed: boolean
       readonly snapshotAt: number | undefined
     }
   /** From now on the host serves clients. */
@@ -161,9 +172,9 @@ export const DEFAULT_RETRY_MS = 200
 const LOG_EVERY_FRUITLESS = 25
 
 /** How long a self-quit engine is given to catch up as a learner: a few instances, at least 100 ms. */
-export const learnMs = (p: RejoinParams): number => Math.max(100, 8 * p.roundPeriodMs)
+export const learnMs = (p: RejoinParams): number => p.learnMs ?? Math.max(100, 8 * p.roundPeriodMs)
 /** How long a join may go without a decision at or past its instance before it is tried again. */
-export const watchdogMs = (p: RejoinParams): number => Math.max(2_000, 20 * p.roundPeriodMs)
+export const watchdogMs = (p: RejoinParams): number => p.watchdogMs ?? Math.max(2_000, 20 * p.roundPeriodMs)
 
 export const createRejoin = (params: RejoinParams): RejoinState => ({
   params,
@@ -207,7 +218,8 @@ export const choosePeer = (self: ProcessId, answers: ReadonlyArray<PeerAnswer>):
     peer: best.peer,
     joinInstance: best.joinInstance,
     snapshot: best.snapshot,
-    startNow: live.length > 0 || leader === self
+    startNow: live.length > 0 || leader === self,
+    collapsed: live.length === 0
   }
 }
 
@@ -270,6 +282,7 @@ const act = (s: RejoinState, choice: PeerChoice, out: Out): RejoinState => {
     peer: choice.peer,
     joinInstance: choice.joinInstance,
     startNow: choice.startNow,
+    collapsed: choice.collapsed,
     snapshotAt: state.restoredAt
   })
   out.push({

@@ -7,13 +7,18 @@ import type { StepInstance } from "../core/popuc-instance.js"
 import { type InstanceScenario, runInstanceSim } from "./instance-sim.js"
 import {
   acceptLateMessages,
+  collapseWithoutLeader,
   decideAtRoundOne,
   earlyDecisionOnFirstLock,
+  noStallGrace,
+  replayAfterCollapse,
   reverseDeliveryAt,
+  serveOnJoin,
   skipFetchedDecisions
 } from "./mutants.js"
 import { type RunReport, replayCommand } from "./report.js"
 import { SCENARIOS } from "./scenarios.js"
+import { runShellSim, type ShellRunOptions, type ShellScenario } from "./shell-sim.js"
 import { runTobSim, type TobRunOptions, type TobScenario } from "./tob-sim.js"
 
 const MAX_SEEDS = 300
@@ -52,6 +57,20 @@ const tobCases: ReadonlyArray<readonly [string, TobRunOptions, TobScenario, stri
   ["decides at round 1", { stepInstance: decideAtRoundOne }, "tob-crash-restart", "uniform agreement"]
 ]
 
+/** Broken parts of the shell: the engine loop's timer policy and the rejoin core. */
+const shellCases: ReadonlyArray<readonly [string, ShellRunOptions, ShellScenario, string]> = [
+  ["closes a stalled round at its late timer", { onTimerExpiry: noStallGrace }, "shell-stall", "stall grace"],
+  ["serves once it tells its engine to join", { stepRejoin: serveOnJoin }, "shell-crash-restart", "ready"],
+  ["lets nobody open a collapsed group's instance", { stepRejoin: collapseWithoutLeader }, "shell-partition", "rejoin"],
+  // Found by shell-async before engine-loop.ts learned not to replay after a collapse; most often at N = 3.
+  [
+    "replays an aborted attempt's messages after a collapse",
+    { n: 3, stepRejoin: replayAfterCollapse },
+    "shell-async",
+    "uniform agreement"
+  ]
+]
+
 describe("the simulator catches broken protocols", () => {
   for (const [what, mutant, scenario, property] of instanceCases) {
     it(`a POPUC instance that ${what} violates ${property} (${scenario})`, () => {
@@ -73,6 +92,13 @@ describe("the simulator catches broken protocols", () => {
     it(`a TOB replica that ${what} violates ${property} (${scenario})`, () => {
       const r = firstViolation((seed) => runTobSim(scenario, seed, options))
       expect(r?.violation?.property).toBe(property)
+    })
+  }
+  for (const [what, options, scenario, property] of shellCases) {
+    it(`a replica shell that ${what} violates ${property} (${scenario})`, () => {
+      const r = firstViolation((seed) => runShellSim(scenario, seed, options))
+      expect(r?.violation?.property).toBe(property)
+      expect(runShellSim(scenario, r!.seed, options).violation).toEqual(r!.violation)
     })
   }
 })

@@ -9,9 +9,11 @@ import {
   type StepInstance,
   stepInstance
 } from "../core/popuc-instance.js"
+import { type RejoinInput, type RejoinOutput, type RejoinState, type RejoinStep, stepRejoin } from "../core/rejoin.js"
 import { stepTob, type TobInput, type TobState, type TobStep } from "../core/tob.js"
 import type { ProcessId, Value } from "../core/types.js"
 import { sortValues, valueKey } from "../core/value.js"
+import type { OnTimerExpiry } from "../engine-timers.js"
 
 const decided = (s: InstanceState, round: number): InstanceStep => ({
   state: { ...s, status: "decided" },
@@ -76,9 +78,39 @@ export const skipFetchedDecisions = (s: TobState, input: TobInput): TobStep =>
     ? stepTob(s, { ...input, decisions: input.decisions.map((d) => ({ ...d, values: [] })) })
     : stepTob(s, input)
 
+/** An engine loop without the stall grace: a round timer that fires late closes its round at once. */
+export const noStallGrace: OnTimerExpiry = () => "close"
+
+/** Maps the outputs of the real rejoin step. */
+const rejoinOutputs =
+  (map: (o: RejoinOutput, s: RejoinState) => ReadonlyArray<RejoinOutput>) =>
+  (s: RejoinState, input: RejoinInput): RejoinStep => {
+    const r = stepRejoin(s, input)
+    return { ...r, out: r.out.flatMap((o) => map(o, r.state)) }
+  }
+
+/** Serves as soon as it tells the engine to join, before the decisions it joins with are applied. */
+export const serveOnJoin = (s: RejoinState, input: RejoinInput): RejoinStep => {
+  const r = stepRejoin(s, input)
+  if (r.state.serving || !r.out.some((o) => o._tag === "Join")) return r
+  return { state: { ...r.state, serving: true }, out: [...r.out, { _tag: "Serve" }] }
+}
+
+/** In a collapsed group, every member waits for the restart leader's round-1 message: nobody opens. */
+export const collapseWithoutLeader = rejoinOutputs((o) =>
+  o._tag === "Join" && o.collapsed ? [{ ...o, startNow: false }] : [o]
+)
+
+/** Joins a collapsed group as a live one: the engine replays the aborted attempt's round messages. */
+export const replayAfterCollapse = rejoinOutputs((o) => (o._tag === "Join" ? [{ ...o, collapsed: false }] : [o]))
+
 export interface Mutant {
   readonly stepInstance?: StepInstance
   readonly stepTob?: (s: TobState, input: TobInput) => TobStep
+  /** The engine loop's timer policy (engine-timers.ts); only the shell-* scenarios run the loop. */
+  readonly onTimerExpiry?: OnTimerExpiry
+  /** The rejoin core (core/rejoin.ts); only the shell-* scenarios run it. */
+  readonly stepRejoin?: (s: RejoinState, input: RejoinInput) => RejoinStep
 }
 
 /** By name, for `pnpm sim popuc --mutant <name>`: shows what a caught violation looks like. */
@@ -87,5 +119,9 @@ export const MUTANTS: ReadonlyMap<string, Mutant> = new Map<string, Mutant>([
   ["early-decision-on-first-lock", { stepInstance: earlyDecisionOnFirstLock }],
   ["accept-late-messages", { stepInstance: acceptLateMessages }],
   ["reverse-delivery-at-p1", { stepTob: reverseDeliveryAt("p1") }],
-  ["skip-fetched-decisions", { stepTob: skipFetchedDecisions }]
+  ["skip-fetched-decisions", { stepTob: skipFetchedDecisions }],
+  ["no-stall-grace", { onTimerExpiry: noStallGrace }],
+  ["serve-on-join", { stepRejoin: serveOnJoin }],
+  ["collapse-without-leader", { stepRejoin: collapseWithoutLeader }],
+  ["replay-after-collapse", { stepRejoin: replayAfterCollapse }]
 ])

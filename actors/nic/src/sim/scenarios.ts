@@ -5,6 +5,7 @@
 import { INSTANCE_SCENARIOS, runInstanceSim } from "./instance-sim.js"
 import { MUTANTS, type Mutant } from "./mutants.js"
 import type { RunReport } from "./report.js"
+import { runShellSim, SHELL_SCENARIOS } from "./shell-sim.js"
 import { runTobSim, TOB_SCENARIOS } from "./tob-sim.js"
 
 export interface ScenarioOptions {
@@ -42,9 +43,17 @@ const tobScenario =
     return { ...runTobSim(name, seed, options), mutant: o.mutant }
   }
 
+const shellScenario =
+  (name: (typeof SHELL_SCENARIOS)[number]): Scenario =>
+  (seed, o = {}) => {
+    const options = { ...(o.n === undefined ? {} : { n: o.n }), ...mutantOf(o.mutant) }
+    return { ...runShellSim(name, seed, options), mutant: o.mutant }
+  }
+
 export const SCENARIOS: ReadonlyMap<string, Scenario> = new Map<string, Scenario>([
   ...INSTANCE_SCENARIOS.map((name) => [name, instanceScenario(name)] as const),
-  ...TOB_SCENARIOS.map((name) => [name, tobScenario(name)] as const)
+  ...TOB_SCENARIOS.map((name) => [name, tobScenario(name)] as const),
+  ...SHELL_SCENARIOS.map((name) => [name, shellScenario(name)] as const)
 ])
 
 export interface ScenarioSummary {

@@ -2,6 +2,7 @@
  * How CI runs the simulator: a fixed range of seeds per scenario and per N, failing with every violation's
  * description and replay command. Shared by the *.test.ts suites, which vitest runs in parallel.
  */
+import { describe, expect, it } from "vitest"
 import { describeFailure } from "./report.js"
 import { runSeeds } from "./scenarios.js"
 import { SIM_SIZES } from "./sim-config.js"
@@ -17,4 +18,17 @@ export const runSuiteForN = (suite: SeedSuite, n: number): string => {
   const firstSeed = 1 + SIM_SIZES.indexOf(n) * 100_000
   const summary = runSeeds(suite.scenario, firstSeed, suite.seedsPerN, { n })
   return summary.failures.map(describeFailure).join("\n\n")
+}
+
+/** One test per suite and N, each failing with every violation of its seed range. */
+export const describeSeedSuites = (title: string, suites: ReadonlyArray<SeedSuite>): void => {
+  describe(title, () => {
+    for (const suite of suites) {
+      for (const n of SIM_SIZES) {
+        it(`${suite.scenario}, N = ${n}, ${suite.seedsPerN} seeds`, () => {
+          expect(runSuiteForN(suite, n)).toBe("")
+        })
+      }
+    }
+  })
 }

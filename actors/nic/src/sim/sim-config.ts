@@ -4,7 +4,7 @@
  */
 import { makeRoundTimerConfig, type RoundTimerConfig, roundPeriodMs } from "../core/round-timer.js"
 import type { TimingKind, TimingModel } from "./network.js"
-import type { Prng } from "./prng.js"
+import { Prng } from "./prng.js"
 
 /** ΔI = 1 ms, ΔW = 2ΔI, ΔD = 0.1 ms: a 3.1 ms round. */
 export const SIM_ROUND_TIMER: RoundTimerConfig = makeRoundTimerConfig({ interactionMs: 1, driftMs: 0.1 })
@@ -41,3 +41,17 @@ export const clockRate = (rng: Prng, kind: TimingKind, asyncDrift = 0.3): number
 /** Start skew: within ΔW in a synchronous run, up to two rounds in an asynchronous one. */
 export const startSkewUs = (rng: Prng, kind: TimingKind): number =>
   rng.int(0, kind === "sync" ? msToUs(SIM_ROUND_TIMER.windowMs) : 2 * SIM_PERIOD_US)
+
+/**
+ * A run's generator and group: N is always drawn from the seed, so replaying with --n equal to the drawn N
+ * replays the exact same run.
+ */
+export const drawGroup = (
+  seed: number,
+  n: number | undefined
+): { readonly rng: Prng; readonly n: number; readonly members: ReadonlyArray<string> } => {
+  const rng = new Prng(seed)
+  const drawn = rng.pick(SIM_SIZES)
+  const size = n ?? drawn
+  return { rng, n: size, members: [...Array(size).keys()].map((i) => `p${i}`) }
+}

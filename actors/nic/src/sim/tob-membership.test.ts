@@ -4,16 +4,8 @@
  * process runs every instance with the same members, new members join by state transfer, removed ones leave.
  * 320 seeds.
  */
-import { describe, expect, it } from "vitest"
-import { runSuiteForN, type SeedSuite } from "./seed-suite.js"
-import { SIM_SIZES } from "./sim-config.js"
+import { describeSeedSuites, type SeedSuite } from "./seed-suite.js"
 
 const suite: SeedSuite = { scenario: "tob-membership", seedsPerN: 80 }
 
-describe("simulated TOB, membership change", () => {
-  for (const n of SIM_SIZES) {
-    it(`${suite.scenario}, N = ${n}, ${suite.seedsPerN} seeds`, () => {
-      expect(runSuiteForN(suite, n)).toBe("")
-    })
-  }
-})
+describeSeedSuites("simulated TOB, membership change", [suite])

@@ -31,9 +31,9 @@ import type { ProcessId, RoundMsg, Value } from "../core/types.js"
 import type { Violation } from "./decision-checker.js"
 import { EventQueue } from "./event-queue.js"
 import { CORRECT, isFaulty, Network, type ProcessFaults, type TimingKind } from "./network.js"
-import { Prng } from "./prng.js"
+import type { Prng } from "./prng.js"
 import { type RunReport, TraceRing } from "./report.js"
-import { clockRate, SIM_PERIOD_US, SIM_ROUND_TIMER, SIM_SIZES, timingModel } from "./sim-config.js"
+import { clockRate, drawGroup, SIM_PERIOD_US, SIM_ROUND_TIMER, timingModel } from "./sim-config.js"
 import { TobChecker } from "./tob-checker.js"
 
 export const TOB_SCENARIOS = [
@@ -220,11 +220,7 @@ const planFor = (scenario: TobScenario, rng: Prng, members: ReadonlyArray<Proces
 }
 
 export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOptions = {}): RunReport => {
-  const rng = new Prng(seed)
-  // Always draw N, so that replaying with --n equal to the drawn N replays the exact same run.
-  const drawnN = rng.pick(SIM_SIZES)
-  const n = options.n ?? drawnN
-  const members = [...Array(n).keys()].map((i) => `p${i}`)
+  const { rng, n, members } = drawGroup(seed, options.n)
   const plan = planFor(scenario, rng.fork(), members)
   const step = options.stepTob ?? stepTob
   const maxBatchBytes = rng.pick([48, 256, 4096])
