@@ -9,7 +9,7 @@
  * batches of client values on an in-memory network and a virtual clock, with the round-close mode the engine
  * will run. Nothing leaves the thread and no state is kept. Its values look like a replica's: a few per
  * instance (a replica proposes one KvBatch per turn of its event loop) of a few KiB each; 64 small ones per
- * instance, from before KvBatch, also left the engine's heap at a ~35 MB peak it then kept committed.
+ * instance, from before KvBatch, also left a heap peak in the engine thread that it then kept committed.
  */
 import { makeRoundTimerConfig } from "./core/index.js"
 import { createEngineLoop, type EngineEvent, type EngineLoop } from "./engine-loop.js"

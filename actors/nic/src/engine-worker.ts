@@ -201,12 +201,11 @@ const serveAgreedValue = () =>
 await awaitPeers()
 const MAX_CALIBRATED_INTERACTION_MS = 100
 /**
- * Timed rounds: ΔI/3, enough for a lone client's next request to make the next instance (measured here at
- * N = 5: 96 ms per write instead of 180 ms), while a group under load, where answering a whole batch takes
- * longer than any small gap, pays only ~4% of its throughput for it (a gap of ΔI cost ~10% at 128 requests
- * in flight). Rounds closed on all heard: the gap is only taken by an idle engine and a proposal ends it, so
- * it just paces heartbeat instances; 3ΔI (about a timed round) keeps an idle group near the ~20 instances/s
- * of timed rounds instead of the ~100/s (0.1 core per engine) that ΔI/3 cost.
+ * Timed rounds: ΔI/3, enough for a lone client's next request to make the next instance, while a group under
+ * load, where answering a whole batch takes longer than any small gap, pays little of its throughput for it
+ * (a gap of ΔI cost more). Rounds closed on all heard: the gap is only taken by an idle engine and a proposal
+ * ends it, so it just paces heartbeat instances; 3ΔI (about a timed round) keeps an idle group near the
+ * instance rate of timed rounds instead of the CPU that ΔI/3's heartbeats cost.
  */
 const defaultInstanceGapMs = (interactionMs: number) => (data.closeOnAllHeard ? 3 * interactionMs : interactionMs / 3)
 /** ΔI: fixed by the host, or calibrated from probes and agreed with the peers (their largest). */
@@ -222,9 +221,9 @@ const resolveInteraction = async (): Promise<{ readonly interactionMs: number; r
 }
 const { interactionMs: agreedInteractionMs, samples } = await resolveInteraction()
 // ΔW stays Alg. 3's 2ΔI (makeRoundTimerConfig's default). A window of ΔI (catch-up keeps correct replicas
-// within one interaction after the first round) made timed rounds a third shorter and writes ~40% faster at
-// 128 in flight, but the shorter rounds no longer covered this machine's scheduling tail: replicas of 5 and 7
-// self-quit in failure-free runs.
+// within one interaction after the first round) made timed rounds shorter and writes faster, but the shorter
+// rounds no longer covered a loaded machine's scheduling tail: replicas of 5 and 7 self-quit in failure-free
+// runs.
 const roundTimer: RoundTimerConfig = makeRoundTimerConfig({
   interactionMs: agreedInteractionMs,
   driftMs: Math.max(0.05, agreedInteractionMs * 0.02),

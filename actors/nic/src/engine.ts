@@ -1,28 +1,20 @@
 /**
- * The host side of the NIC: starts K engine threads (K = 1, or more for the pipelined mode), forwards host
- * commands to them, and merges their decisions through the aggregator into one ordered stream of applied
- * batches for the replica. Engines run in worker threads so consensus timing is isolated from the host.
+ * The host side of the NIC, its engine commands: starts K engine threads (K = 1, or more for the pipelined
+ * mode; engine-thread.ts), forwards host commands to them and matches their answers, and merges their
+ * decisions through the aggregator into one ordered stream of applied batches for the replica. Engines run
+ * in worker threads so consensus timing is isolated from the host (host-priority.ts).
  */
-import { readdirSync } from "node:fs"
-import { createRequire } from "node:module"
-import os from "node:os"
-import { pathToFileURL } from "node:url"
-import { Worker } from "node:worker_threads"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
 import type { Incarnation, ProcessId, RoundTimerConfig } from "./core/index.js"
 import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats } from "./engine-loop.js"
-import type { EngineWorkerData, HostToWorker, WorkerToHost } from "./engine-worker.js"
+import { EngineError, startEngineThread } from "./engine-thread.js"
+import type { EngineWorkerData } from "./engine-worker.js"
+import { defaultHostNice, type RoundClose, yieldHostToEngines } from "./host-priority.js"
 
-export class EngineError extends Data.TaggedError("EngineError")<{ readonly reason: string }> {
-  override get message() {
-    return this.reason
-  }
-}
-
-export type RoundClose = "allHeard" | "timer"
+export { EngineError } from "./engine-thread.js"
+export type { RoundClose } from "./host-priority.js"
 
 export const ROUND_CLOSE_MODES: ReadonlyArray<RoundClose> = ["allHeard", "timer"]
 
@@ -112,117 +104,16 @@ export interface NicEngine {
 
 export const DEFAULT_MAX_BATCH_BYTES = 256 * 1024
 
-const workerFor = (data: EngineWorkerData): Worker => {
-  // From source (tsx) the worker must register the TypeScript loader itself; from dist it is plain JS.
-  if (import.meta.url.endsWith(".ts")) {
-    const entry = new URL("./engine-worker.ts", import.meta.url).href
-    // Resolved here: the worker's eval code resolves bare names from the process's working directory, which
-    // may be outside the repository (`reef up` started elsewhere). require gives tsx's CommonJS build; the
-    // ES module one sits next to it.
-    const api = pathToFileURL(
-      createRequire(import.meta.url)
-        .resolve("tsx/esm/api")
-        .replace(/\.cjs$/, ".mjs")
-    ).href
-    return new Worker(
-      `import { register } from ${JSON.stringify(api)}; register(); await import(${JSON.stringify(entry)})`,
-      {
-        eval: true,
-        workerData: data
-      }
-    )
-  }
-  return new Worker(new URL("./engine-worker.js", import.meta.url), { workerData: data })
-}
-
 /**
- * Floor on a calibrated ΔI. Calibration probes an idle group, but under load on a shared 2-core machine every
- * replica's threads compete with the others, and larger groups see longer scheduling delays (measured under
- * load here: interaction p99 ≈ 8 ms at N = 3, 13 ms at N = 5, 25 ms at N = 9), so the floor grows with N.
+ * Floor on a calibrated ΔI. Calibration probes an idle group, but under load on a shared machine every
+ * replica's threads compete with the others, and larger groups see longer scheduling delays (the interaction
+ * tails are in bench/results/popuc.json), so the floor grows with N.
  */
 export const defaultMinInteractionMs = (members: number) => Math.max(6, 3 * members)
-
-/**
- * Timed rounds: 5, so the host's client work waits for the engines' timers (see `yieldHostToEngines`).
- * Rounds closed on all heard: 0. There a round lasts as long as its messages take and the host is the other
- * half of every write's path, so a host held back by nice 5 made writes ~25% slower at 128 in flight
- * (measured at N = 5, 1,200-1,500/s against 1,600-1,740/s), with no self-quit at either value.
- */
-export const defaultHostNice = (roundClose: RoundClose): number => (roundClose === "timer" ? 5 : 0)
-
-/**
- * The engines are the timing-critical part (the paper's FPGA): a round that closes late turns a correct peer
- * into a suspect, and enough of those make a replica self-quit. On a loaded machine the host's client work
- * must therefore wait for the engines' timers, not the reverse. Linux nice values are per thread, so every
- * thread of this process but the engines' gets `nice`: the host thread, and V8's and libuv's helper threads
- * (background compilation of the host's code used to compete with the engines at the start of a load burst).
- * Threads started later inherit the nice value of the thread that starts them. Raising a nice value needs no
- * privilege; a thread already nicer than `nice` is left alone. Off Linux only the calling thread is changed.
- */
-const yieldHostToEngines = (
-  nice: number,
-  engineThreads: ReadonlyArray<number | undefined>,
-  handlers: EngineHandlers
-) => {
-  if (nice <= 0) return
-  const lower = (tid: number) => {
-    if (os.getPriority(tid) < nice) os.setPriority(tid, nice)
-  }
-  try {
-    lower(0)
-    if (engineThreads.some((tid) => tid === undefined)) return
-    for (const entry of readdirSync("/proc/self/task")) {
-      const tid = Number(entry)
-      if (!engineThreads.includes(tid)) {
-        try {
-          lower(tid)
-        } catch {
-          // The thread ended meanwhile.
-        }
-      }
-    }
-  } catch (error) {
-    handlers.onLog?.("warn", `could not lower the host's priority below the engines': ${String(error)}`)
-  }
-}
 
 interface PendingRequest {
   readonly engine: number
   readonly resolve: (event: EngineEvent) => void
-}
-
-interface RunningEngine {
-  readonly worker: Worker
-  readonly roundTimer: RoundTimerConfig
-  readonly threadId: number | undefined
-  /** Queues a command; what one turn of the host's event loop queued is posted at once (setImmediate). */
-  readonly send: (command: EngineCommand) => void
-  /** Posts what is queued, then asks the thread to stop. */
-  readonly stop: () => void
-}
-
-/**
- * Coalesces commands to an engine thread: a gRPC burst proposes many values in one turn of the event loop,
- * and a postMessage each (plus the structured clone) costs more than the engine's step for it.
- */
-const commandSender = (worker: Worker) => {
-  let queued: Array<EngineCommand> = []
-  const flush = () => {
-    if (queued.length === 0) return
-    const commands = queued
-    queued = []
-    worker.postMessage({ _tag: "Commands", commands } satisfies HostToWorker)
-  }
-  return {
-    send: (command: EngineCommand) => {
-      if (queued.length === 0) setImmediate(flush)
-      queued.push(command)
-    },
-    stop: () => {
-      flush()
-      worker.postMessage({ _tag: "Stop" } satisfies HostToWorker)
-    }
-  }
 }
 
 export const startEngine = (
@@ -289,70 +180,33 @@ export const startEngine = (
       }
     }
 
+    const threadData = (index: number): EngineWorkerData => ({
+      natsUrl: options.natsUrl,
+      cluster: options.cluster,
+      config: {
+        group: count === 1 ? options.group : `${options.group}-e${index}`,
+        self: options.self,
+        incarnation: options.incarnation,
+        members: options.members,
+        maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
+        ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
+      },
+      ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
+      minInteractionMs: options.minInteractionMs ?? defaultMinInteractionMs(options.members.length),
+      ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
+      closeOnAllHeard: roundClose === "allHeard",
+      calibrationProbes: options.calibrationProbes ?? 200,
+      safetyFactor: options.safetyFactor ?? 2
+    })
     const start = (index: number) =>
-      Effect.acquireRelease(
-        Effect.async<RunningEngine, EngineError>((resume) => {
-          const data: EngineWorkerData = {
-            natsUrl: options.natsUrl,
-            cluster: options.cluster,
-            config: {
-              group: count === 1 ? options.group : `${options.group}-e${index}`,
-              self: options.self,
-              incarnation: options.incarnation,
-              members: options.members,
-              maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
-              ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
-            },
-            ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
-            minInteractionMs: options.minInteractionMs ?? defaultMinInteractionMs(options.members.length),
-            ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
-            closeOnAllHeard: roundClose === "allHeard",
-            calibrationProbes: options.calibrationProbes ?? 200,
-            safetyFactor: options.safetyFactor ?? 2
-          }
-          const worker = workerFor(data)
-          let ready = false
-          worker.on("message", (message: WorkerToHost) => {
-            if (message._tag === "Ready" && !ready) {
-              ready = true
-              resume(
-                Effect.succeed({
-                  worker,
-                  roundTimer: message.roundTimer,
-                  threadId: message.threadId,
-                  ...commandSender(worker)
-                })
-              )
-            } else if (message._tag === "Events") for (const event of message.events) onEvent(index, event)
-            else if (message._tag === "Log") handlers.onLog?.(message.level, message.message)
-          })
-          worker.on("error", (error) => {
-            if (!ready)
-              resume(Effect.fail(new EngineError({ reason: `engine ${index} failed to start: ${error.message}` })))
-            else handlers.onCrashed(index, 0, `engine thread died: ${error.message}`)
-          })
-          worker.on("exit", (code) => {
-            if (!ready)
-              resume(Effect.fail(new EngineError({ reason: `engine ${index} exited (${code}) before ready` })))
-            else onExited(index)
-          })
-          // Interrupted before Ready (a stop while the engine still waits for its peers): no Stop handler
-          // runs in the thread yet, so end it outright.
-          return Effect.sync(() => void worker.terminate())
-        }).pipe(
-          // acquireRelease's acquire is uninterruptible; waiting for peers that may never come must not be.
-          Effect.interruptible
-        ),
-        (engine) =>
-          Effect.async<void>((resume) => {
-            const timer = setTimeout(() => void engine.worker.terminate(), 2_000)
-            engine.worker.once("exit", () => {
-              clearTimeout(timer)
-              resume(Effect.void)
-            })
-            engine.stop()
-          })
-      )
+      startEngineThread(index, threadData(index), {
+        onEvents: (events) => {
+          for (const event of events) onEvent(index, event)
+        },
+        onLog: (level, message) => handlers.onLog?.(level, message),
+        onDied: (reason) => handlers.onCrashed(index, 0, reason),
+        onExited: () => onExited(index)
+      })
 
     const running = yield* Effect.forEach(
       Array.from({ length: count }, (_, i) => i),
@@ -362,11 +216,11 @@ export const startEngine = (
       }
     )
 
-    yieldHostToEngines(
+    const priorityProblem = yieldHostToEngines(
       options.hostNice ?? defaultHostNice(roundClose),
-      running.map((engine) => engine.threadId),
-      handlers
+      running.map((engine) => engine.threadId)
     )
+    if (priorityProblem !== undefined) handlers.onLog?.("warn", priorityProblem)
 
     /** Sends a command that the engine answers (Queued or Rejected) to `onReply`. */
     const sendRequest = (
