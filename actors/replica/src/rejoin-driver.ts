@@ -161,6 +161,8 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       .join({
         startNow: output.startNow,
         startInstance: output.joinInstance,
+        // After a collapse the kept round messages belong to an aborted attempt of the join instance.
+        replay: !output.collapsed,
         decisions: reply.decisions.map((d) => ({
           instance: d.instance,
           values: d.values.flatMap((v) => {
