@@ -14,13 +14,12 @@
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { DeliverPolicy, type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import {
   ChainContext,
   chainStreams,
   decodeChainInfo,
-  decodeTxs,
   encodeChainSpec,
   GENESIS_INFO_KEY,
   lastBlockOf,
@@ -31,32 +30,24 @@ import {
   writeGenesis
 } from "@reef/chain"
 import { grpcService, serveGrpc } from "@reef/grpc"
-import {
-  defineActor,
-  type Kernel,
-  KernelConfig,
-  type Nats,
-  PresenceDetails,
-  spawn,
-  TRACEPARENT_HEADER
-} from "@reef/kernel"
+import { defineActor, type Kernel, KernelConfig, type Nats, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing, parentSpanFromTraceparent } from "@reef/observability/tracing"
-import { BackupService, BackupState, type BackupStatus, type BlockReplayed, ChainBlock, ChainHint } from "@reef/proto"
+import { BackupService, BackupState, type BackupStatus, type BlockReplayed } from "@reef/proto"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import { BackupTelemetry } from "./backup-telemetry.js"
-import { type BatchReplay, type BlockReplay, type ReplayBlock, replay } from "./replay/replayer.js"
+import { defaultFollowerParams, type FollowerState } from "./core/follower.js"
+import { type BatchReplay, type BlockReplay, follow, type Offer } from "./replay/replayer.js"
+import { jetStreamSource } from "./stream-source.js"
 
 export const BACKUP_ROLE = "backup"
 
@@ -96,11 +87,6 @@ export interface BackupHandle {
 }
 
 const backupError = (reason: string) => (cause: unknown) => new BackupError({ reason, cause })
-
-interface Incoming {
-  readonly block: ReplayBlock
-  readonly traceparent: string | undefined
-}
 
 /** Replay records kept for WatchReplay's `from_block`. */
 const RECENT_RECORDS = 1024
@@ -152,10 +138,6 @@ const openStore = (options: BackupOptions, nc: Context.Tag.Service<typeof Nats>,
     )
   })
 
-/** Reads a stream from sequence `from` on (an ordered consumer: no server-side state, restarts anywhere). */
-const follow = async (js: JetStreamClient, stream: string, from: number) =>
-  (await js.consumers.get(stream, { opt_start_seq: from, deliver_policy: DeliverPolicy.StartSequence })).consume()
-
 export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, BackupError, Kernel | Scope.Scope> =>
   Effect.gen(function* () {
     const config = yield* KernelConfig
@@ -187,101 +169,19 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       rateSince: performance.now(),
       rateBlocks: 0
     }
-    const incoming = yield* Queue.bounded<Incoming>(4 * options.batchBlocks)
-    const hints = new Map<number, Uint8Array>()
-    const hintWaiters = new Map<number, Deferred.Deferred<void>>()
     const spansOf = new Map<number, string | undefined>()
     const replayed = yield* PubSub.sliding<BlockReplayed>(RECENT_RECORDS)
     const telemetry = new BackupTelemetry(options.chain, options.id)
     // Spans recorded from the replay's callbacks go to this actor's tracer (the runtime it was started in).
     const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     const recent: Array<BlockReplayed> = []
+    /** The follower's inputs, once it runs (the primary's head goes there too). */
+    let offerToFollower: Offer | undefined
 
-    // ---- the streams: blocks into a bounded queue (back-pressure), hints into a map the replay consults ----
-    const blocksFrom = startHead + 1
-    const blockMessages = yield* Effect.tryPromise({
-      try: () => follow(js, streams.blocks.stream, blocksFrom),
-      catch: backupError("following the block stream")
-    })
-    const hintMessages = yield* Effect.tryPromise({
-      try: () => follow(js, streams.hints.stream, blocksFrom),
-      catch: backupError("following the hint stream")
-    })
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(async () => {
-        await blockMessages.close()
-        await hintMessages.close()
-      })
-    )
-    yield* Effect.tryPromise({
-      try: async () => {
-        for await (const message of blockMessages) {
-          const block = ChainBlock.decode(message.data)
-          if (block.number !== message.seq) {
-            await Effect.runPromise(
-              Effect.logError(`block stream sequence ${message.seq} carries block ${block.number}: skipped`)
-            )
-            continue
-          }
-          const txs = decodeTxs(block.transactions)
-          const traceparent = message.headers?.get(TRACEPARENT_HEADER) || undefined
-          await Effect.runPromise(
-            Queue.offer(incoming, {
-              block: { number: block.number, txs, stateHash: block.stateHash },
-              traceparent
-            })
-          )
-        }
-      },
-      catch: backupError("reading blocks")
-    }).pipe(
-      Effect.tapError((e) => Effect.logError(e.message)),
-      Effect.forkScoped
-    )
-    yield* Effect.tryPromise({
-      try: async () => {
-        for await (const message of hintMessages) {
-          const hint = ChainHint.decode(message.data)
-          if (hint.number !== message.seq || hint.number <= status.head) continue
-          hints.set(hint.number, hint.frame)
-          const waiter = hintWaiters.get(hint.number)
-          if (waiter !== undefined) Deferred.unsafeDone(waiter, Exit.void)
-        }
-      },
-      catch: backupError("reading hints")
-    }).pipe(
-      Effect.tapError((e) => Effect.logError(e.message)),
-      Effect.forkScoped
-    )
-
-    /** A block's hint: already here, or awaited for up to hintWaitMs (hints are advisory: then none). */
-    const hintFor = (number: number) =>
-      Effect.gen(function* () {
-        if (options.ignoreHints) return undefined
-        let frame = hints.get(number)
-        if (frame === undefined) {
-          const waiter = yield* Deferred.make<void>()
-          hintWaiters.set(number, waiter)
-          yield* Deferred.await(waiter).pipe(Effect.timeout(`${options.hintWaitMs ?? 250} millis`), Effect.option)
-          hintWaiters.delete(number)
-          frame = hints.get(number)
-        }
-        hints.delete(number)
-        return frame
-      })
-
-    const take = (max: number) =>
-      Effect.gen(function* () {
-        const batch = yield* Queue.takeBetween(incoming, 1, max)
-        const blocks: Array<ReplayBlock> = []
-        for (const { block, traceparent } of batch) {
-          const hint = yield* hintFor(block.number)
-          spansOf.set(block.number, traceparent)
-          blocks.push(hint === undefined ? block : { ...block, hint })
-        }
-        return blocks
-      })
-
+    const onState = (state: FollowerState) => {
+      status.primaryHead = Math.max(status.primaryHead, state.primaryHead)
+      if (state.phase === "following") status.state = BackupState.BACKUP_STATE_FOLLOWING
+    }
     const onBlock = (record: BlockReplay) => {
       status.head = record.number
       status.lastHash = record.stateHash
@@ -295,9 +195,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
         status.rateSince = performance.now()
         status.rateBlocks = 0
       }
-      const lag = Math.max(0, status.primaryHead - record.number)
-      if (lag === 0) status.state = BackupState.BACKUP_STATE_FOLLOWING
-      telemetry.onBlock(record, lag)
+      telemetry.onBlock(record, record.lag)
       const message: BlockReplayed = {
         number: record.number,
         waitMs: record.waitMs,
@@ -308,7 +206,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
         hintError: record.hintError ?? "",
         hintRejected: record.hintRejected,
         stateHash: record.stateHash,
-        lagBlocks: lag
+        lagBlocks: record.lag
       }
       recent.push(message)
       if (recent.length > RECENT_RECORDS) recent.shift()
@@ -336,11 +234,29 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       }
     }
 
-    // ---- the replay, until the streams end or a block diverges --------------------------------------------
-    yield* replay(
-      { tables, chain: context, readers: options.readers, batchBlocks: options.batchBlocks, mode: "follow" },
-      take,
-      { onBlock, onBatch }
+    // ---- the replay: the follower core over the streams, until a block diverges ----------------------------
+    const useHints = !options.ignoreHints
+    const streamSource = jetStreamSource({
+      js,
+      streams,
+      useHints,
+      onTraceparent: (block, traceparent) => {
+        spansOf.set(block, traceparent)
+      }
+    })
+    const params = defaultFollowerParams({
+      batchBlocks: options.batchBlocks,
+      readers: options.readers,
+      useHints,
+      ...(options.hintWaitMs === undefined ? {} : { hintWaitMs: options.hintWaitMs })
+    })
+    yield* follow(
+      { tables, chain: context, params, head: startHead },
+      (offer) => {
+        offerToFollower = offer
+        return streamSource(offer)
+      },
+      { onBlock, onBatch, onState }
     ).pipe(
       Effect.catchTag("BackupDivergedError", (error) =>
         Effect.gen(function* () {
@@ -358,6 +274,7 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       Effect.tap((last) =>
         Effect.sync(() => {
           status.primaryHead = Math.max(status.primaryHead, last)
+          offerToFollower?.({ _tag: "PrimaryHead", head: last })
           telemetry.onPrimaryHead(Math.max(0, status.primaryHead - status.head))
         })
       ),

@@ -6,7 +6,26 @@
 
 export { BACKUP_ROLE, BackupError, type BackupHandle, type BackupOptions, runBackup } from "./backup-actor.js"
 export { BackupClientError, backupStatus, watchReplay } from "./client.js"
-export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
+export {
+  type BatchedBlock,
+  type BatchState,
+  type BlockVerdict,
+  createFollower,
+  defaultFollowerParams,
+  type ExecMode,
+  type FollowerCounters,
+  type FollowerInput,
+  type FollowerOutput,
+  type FollowerParams,
+  type FollowerPhase,
+  type FollowerState,
+  type FollowerStep,
+  type HintFailure,
+  type HintVerdict,
+  lagOf,
+  type StreamBlock,
+  stepFollower
+} from "./core/follower.js"
 export {
   type BatchBlock,
   type BatchPlan,
@@ -14,7 +33,8 @@ export {
   planBatch,
   type Slice,
   sliceBySeeks
-} from "./replay/plan.js"
+} from "./core/plan.js"
+export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
 export { OnDemandState, PendingWrites, PrefetchedState } from "./replay/prefetched-state.js"
 export { type BatchRead, ReaderError, ReaderPool } from "./replay/reader-pool.js"
 export type { ReadStats } from "./replay/reader-protocol.js"
@@ -23,6 +43,12 @@ export {
   type BatchReplay,
   type BlockReplay,
   CommitError,
+  decodeHintFrame,
+  type FollowConfig,
+  type FollowerSource,
+  follow,
+  type MakeSource,
+  type Offer,
   type ReplayBlock,
   type ReplayConfig,
   type ReplayObserver,
@@ -31,3 +57,4 @@ export {
   type TakeBlocks,
   takeFromArray
 } from "./replay/replayer.js"
+export { jetStreamSource, type StreamSourceOptions } from "./stream-source.js"

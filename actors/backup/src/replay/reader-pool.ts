@@ -5,7 +5,7 @@
 import { Worker } from "node:worker_threads"
 import type { Address } from "@reef/chain"
 import * as Data from "effect/Data"
-import type { BatchPlan } from "./plan.js"
+import type { BatchPlan } from "../core/plan.js"
 import {
   type HostToReader,
   NO_AS_OF,

@@ -1,23 +1,19 @@
 /**
- * Hint-based replay (§4.2, Algorithm 2, App. E/F.2): a prefetcher and an executor joined by a bounded
- * channel, so the backup takes max(prefetch, execution) rather than their sum.
+ * The backup's replay shell: performs what the follower core (core/follower.ts) decides, nothing more.
+ * A prefetch is read by k reader threads (reader-pool.ts) while the executor runs earlier blocks, so the
+ * backup takes max(prefetch, execution) rather than their sum (§4.2, Algorithm 2, App. E/F.2); each block
+ * runs from its own cache (dropped with its batch), falling back to on-demand reads for what it lacks;
+ * verified blocks are committed in order while later ones execute (their writes answer reads first).
  *
- * The prefetcher takes up to `batchBlocks` blocks, decompresses and checks their hints, plans one sorted
- * read of the batch (plan.ts), has k reader threads read it (reader-pool.ts), builds each block's cache and
- * puts the batch on the channel. The executor runs blocks in order, each from its own cache (dropped after
- * it), falling back to on-demand reads for anything the cache lacks.
- *
- * Hints are advisory: after each block the executor compares its state-change hash with the primary's. On
- * a difference it executes the block again on demand only (a hint may claim a key never changed after
- * the block when it did, or that a key is zero when it is not: values the executor trusted). Only if that
- * run differs too does the backup stop, loudly: then the primary's block and its own state disagree.
+ * The blocks come from a source: an array (`replay`: benchmarks, tests, archive replay) or the primary's
+ * JetStream streams (the actor, stream-source.ts). The core says where to read them from and how far.
  */
 import {
   type ChainContext,
   commitBlock,
   executeBlock,
+  type Hint,
   HintError,
-  type HintErrorReason,
   readHint,
   StateReader,
   type StorageKey,
@@ -26,9 +22,21 @@ import {
 } from "@reef/chain"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
-import { type BatchBlock, type BatchPlan, planBatch } from "./plan.js"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import {
+  createFollower,
+  defaultFollowerParams,
+  type FollowerInput,
+  type FollowerOutput,
+  type FollowerParams,
+  type FollowerState,
+  type HintFailure,
+  stepFollower
+} from "../core/follower.js"
+import { type BatchPlan, blockCaches } from "../core/plan.js"
 import { OnDemandState, PendingWrites, PrefetchedState } from "./prefetched-state.js"
 import { type BatchRead, ReaderError, ReaderPool } from "./reader-pool.js"
 import type { ReadStats } from "./reader-protocol.js"
@@ -66,30 +74,32 @@ export interface ReplayConfig {
   readonly readers: number
   /** Blocks per prefetch batch (the paper's default: 32). */
   readonly batchBlocks?: number
-  /** Prefetched batches the channel holds ahead of the executor. */
-  readonly channelBatches?: number
   /**
    * `follow`: the store is the backup's own copy at the parent of the first block; each verified block is
    * committed to it. `archive`: the store already holds the blocks (the paper's historical replay);
    * nothing is written.
    */
   readonly mode: "follow" | "archive"
+  /** The rest of the follower's parameters (defaults: core/follower.ts). */
+  readonly follower?: Partial<FollowerParams>
 }
 
 export interface BlockReplay {
   readonly number: number
   readonly batch: number
-  /** Time the executor waited on the channel before this block (only a batch's first block waits). */
+  /** Time the executor waited for this block's prefetch (only a batch's first block waits). */
   readonly waitMs: number
   /** Executing the block, checking its hash, and its on-demand re-execution if there was one. */
   readonly execMs: number
   readonly hintedKeys: number
   readonly hits: number
   readonly misses: number
-  readonly hintError: HintErrorReason | "missing" | undefined
+  readonly hintError: HintFailure | undefined
   /** The hinted run's hash differed and the on-demand run's matched: the hint was wrong. */
   readonly hintRejected: boolean
   readonly stateHash: Buffer
+  /** Blocks behind the primary's head when this one was verified. */
+  readonly lag: number
   /** Wall-clock end of the block (performance.now()). */
   readonly finishedAt: number
 }
@@ -109,28 +119,35 @@ export interface BatchReplay {
 export interface ReplayObserver {
   readonly onBlock?: (record: BlockReplay) => void
   readonly onBatch?: (record: BatchReplay) => void
+  /** The follower's state after every step (status pages read it). */
+  readonly onState?: (state: FollowerState) => void
 }
 
 /** Takes up to `max` blocks (waiting for at least one); an empty answer ends the replay. */
 export type TakeBlocks = (max: number) => Effect.Effect<ReadonlyArray<ReplayBlock>>
 
-interface PrefetchedBlock {
-  readonly block: ReplayBlock
-  readonly cache: Map<StorageKey, number>
-  readonly hintedKeys: number
-  readonly hintError: HintErrorReason | "missing" | undefined
+export interface ReplaySummary {
+  readonly blocks: number
+  readonly wallMs: number
+  readonly hintsRejected: number
 }
 
-interface PrefetchedBatch {
-  readonly batch: number
-  readonly blocks: ReadonlyArray<PrefetchedBlock>
-  readonly read: BatchRead
+/** Where blocks come from: the core's Fetch and Credit, carried out; arrivals go to `offer`. */
+export interface FollowerSource {
+  readonly fetch: (from: number) => Effect.Effect<void>
+  readonly credit: (until: number) => Effect.Effect<void>
 }
+export type Offer = (input: FollowerInput) => void
+export type MakeSource = (offer: Offer) => Effect.Effect<FollowerSource, never, Scope.Scope>
 
-const decode = (block: ReplayBlock): BatchBlock["hint"] => {
-  if (block.hint === undefined) return { error: "missing" }
+/** A hint's wire bytes as the core takes them: decoded, or why not. */
+export const decodeHintFrame = (
+  frame: Uint8Array | undefined,
+  block: number
+): Hint | { readonly error: HintFailure } => {
+  if (frame === undefined) return { error: "missing" }
   try {
-    return readHint(block.hint, block.number)
+    return readHint(frame, block)
   } catch (error) {
     if (error instanceof HintError) return { error: error.reason }
     throw error
@@ -141,67 +158,80 @@ const nextTurn = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
 })
 
-const sameHash = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
+type ShellFailure = { readonly _tag: "ShellFailed"; readonly error: ReaderError | CommitError }
 
-/** Uncommitted blocks allowed before the executor waits for the store to catch up (bounds PendingWrites). */
-const MAX_UNCOMMITTED_BLOCKS = 128
-
-export interface ReplaySummary {
-  readonly blocks: number
-  readonly wallMs: number
-  readonly hintsRejected: number
+interface PrefetchedBatch {
+  readonly read: BatchRead
+  /** Each block's cache, by its index in the batch. */
+  readonly caches: ReadonlyArray<ReadonlyMap<StorageKey, number>>
+  readonly firstBlock: number
 }
 
-export const replay = (
-  config: ReplayConfig,
-  take: TakeBlocks,
+/** The block the executor is on: what the shell measures of it across its runs. */
+interface Running {
+  readonly number: number
+  readonly waitMs: number
+  execMs: number
+  hits: number
+  misses: number
+  changes: ReturnType<typeof executeBlock>["changes"]
+}
+
+export interface FollowConfig {
+  readonly tables: StoreTables
+  readonly chain: ChainContext
+  readonly params: FollowerParams
+  /** The block the store holds up to (follow), or the parent of the first block (archive). */
+  readonly head: number
+}
+
+/**
+ * Runs the follower core over `source` until it is done (the source ended) or diverges; performs its
+ * effects with the reader pool, the executor and the store.
+ */
+export const follow = (
+  config: FollowConfig,
+  makeSource: MakeSource,
   observer: ReplayObserver = {}
 ): Effect.Effect<ReplaySummary, BackupDivergedError | ReaderError | CommitError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const batchBlocks = config.batchBlocks ?? 32
+      const { params, tables } = config
       const pool = yield* Effect.acquireRelease(
         Effect.tryPromise({
-          try: () => ReaderPool.start(config.tables.path, config.readers),
+          try: () => ReaderPool.start(tables.path, params.readers),
           catch: (cause) => new ReaderError({ reason: `start: ${String(cause)}` })
         }),
         (pool) => Effect.promise(() => pool.close())
       )
-      const channel = yield* Queue.bounded<PrefetchedBatch | "end" | ReaderError>(config.channelBatches ?? 2)
-      const follow = config.mode === "follow"
-      const pending = follow ? new PendingWrites() : undefined
-      /** Snapshot heads of batches prefetched and not yet fully executed (PendingWrites must cover them). */
-      const liveSnapshots: Array<number> = []
-      let committedHead = follow ? new StateReader(config.tables).head() : 0
-      let commitFailure: CommitError | undefined
-      const commits: Array<Promise<unknown>> = []
-      let batchCount = 0
+      const inputs = yield* Queue.unbounded<FollowerInput | ShellFailure>()
+      const offer: Offer = (input) => Queue.unsafeOffer(inputs, input)
+      const fail = (error: ReaderError | CommitError) => Queue.unsafeOffer(inputs, { _tag: "ShellFailed", error })
+      const timers = new Set<ReturnType<typeof setTimeout>>()
+      yield* Effect.addFinalizer(() => Effect.sync(() => timers.forEach(clearTimeout)))
+      const source = yield* makeSource(offer)
+      const pending = params.persist ? new PendingWrites() : undefined
+      const prefetched = new Map<number, PrefetchedBatch>()
+      const commits = new Set<Promise<unknown>>()
+      let state = createFollower(params, config.head)
+      let running: Running | undefined
+      let idleSince = performance.now()
+      let blocks = 0
+      const started = performance.now()
 
-      const prefetcher = Effect.gen(function* () {
-        while (true) {
-          const blocks = yield* take(batchBlocks)
-          if (blocks.length === 0) break
-          const batch = batchCount++
+      const prefetch = (batch: number, plan: BatchPlan) =>
+        Effect.gen(function* () {
           const prefetchStart = performance.now()
-          const plan = planBatch(
-            blocks.map((b) => ({ number: b.number, hint: decode(b) })),
-            pool.size
-          )
           const read = yield* Effect.tryPromise({
             try: () => pool.read(plan),
             catch: (cause) => (cause instanceof ReaderError ? cause : new ReaderError({ reason: String(cause) }))
           })
-          const prefetched = blocks.map((block, i): PrefetchedBlock => {
-            const planned = plan.blocks[i]!
-            const cache = new Map<StorageKey, number>()
-            for (let k = 0; k < planned.keys.length; k++) cache.set(planned.keys[k]!, read.values[planned.entries[k]!]!)
-            return { block, cache, hintedKeys: planned.keys.length, hintError: planned.hintError }
-          })
-          liveSnapshots.push(read.head)
+          const caches = blockCaches(plan, read.values)
+          prefetched.set(batch, { read, caches, firstBlock: plan.blocks[0]!.number })
           observer.onBatch?.({
             batch,
-            firstBlock: blocks[0]!.number,
-            lastBlock: blocks[blocks.length - 1]!.number,
+            firstBlock: plan.blocks[0]!.number,
+            lastBlock: plan.blocks[plan.blocks.length - 1]!.number,
             plan: plan.counts,
             codeEntries: plan.code.length,
             stats: read.stats,
@@ -209,93 +239,204 @@ export const replay = (
             prefetchEnd: performance.now(),
             slowestReaderMs: read.slowestReaderMs
           })
-          yield* Queue.offer(channel, { batch, blocks: prefetched, read })
-        }
-        yield* Queue.offer(channel, "end")
-      }).pipe(Effect.catchAll((error) => Queue.offer(channel, error)))
+          offer({ _tag: "Prefetched", batch, snapshotHead: read.head })
+        }).pipe(
+          Effect.catchAll((error) => Effect.sync(() => fail(error))),
+          Effect.forkScoped
+        )
 
-      const executeOne = (prefetched: PrefetchedBlock, batch: PrefetchedBatch, waitMs: number) =>
-        Effect.gen(function* () {
-          const { block } = prefetched
-          const started = performance.now()
-          const reader = new StateReader(config.tables)
-          const head = reader.head()
-          const onDemand = () => new OnDemandState(reader, block.number - 1, head, pending)
-          const pre = new PrefetchedState(prefetched.cache, batch.read.code, batch.read.head, onDemand(), pending)
-          let outcome = executeBlock(block.number, block.txs, config.chain, pre)
-          let hintRejected = false
-          if (!sameHash(outcome.stateHash, block.stateHash)) {
-            outcome = executeBlock(block.number, block.txs, config.chain, onDemand())
-            if (!sameHash(outcome.stateHash, block.stateHash)) {
-              return yield* new BackupDivergedError({
-                block: block.number,
-                expected: Buffer.from(block.stateHash).toString("hex"),
-                actual: outcome.stateHash.toString("hex")
-              })
-            }
-            hintRejected = true
-          }
-          if (follow) {
-            pending!.record(block.number, outcome.changes)
-            const number = block.number
-            commits.push(
-              commitBlock(config.tables, number, outcome.changes, number - 1).then(
-                () => {
-                  committedHead = Math.max(committedHead, number)
-                },
-                (cause) => {
-                  commitFailure ??= new CommitError({ block: number, cause })
-                }
-              )
-            )
-          }
-          const finishedAt = performance.now()
-          observer.onBlock?.({
+      const execute = (output: Extract<FollowerOutput, { _tag: "Execute" }>) => {
+        const { block } = output
+        const now = performance.now()
+        if (running?.number !== block.number) {
+          running = {
             number: block.number,
-            batch: batch.batch,
-            waitMs,
-            execMs: finishedAt - started,
-            hintedKeys: prefetched.hintedKeys,
-            hits: pre.counts.hits,
-            misses: pre.counts.misses,
-            hintError: prefetched.hintError,
-            hintRejected,
-            stateHash: outcome.stateHash,
-            finishedAt
-          })
-          return hintRejected
+            waitMs: output.index === 0 ? now - idleSince : 0,
+            execMs: 0,
+            hits: 0,
+            misses: 0,
+            changes: []
+          }
+        }
+        const reader = new StateReader(tables)
+        const head = reader.head()
+        const onDemand = new OnDemandState(reader, block.number - 1, head, pending)
+        let outcome: ReturnType<typeof executeBlock>
+        if (output.mode === "prefetched") {
+          const batch = prefetched.get(output.batch)!
+          const pre = new PrefetchedState(
+            batch.caches[output.index]!,
+            batch.read.code,
+            batch.read.head,
+            onDemand,
+            pending
+          )
+          outcome = executeBlock(block.number, block.txs, config.chain, pre)
+          running.hits += pre.counts.hits
+          running.misses += pre.counts.misses
+        } else {
+          outcome = executeBlock(block.number, block.txs, config.chain, onDemand)
+        }
+        running.changes = outcome.changes
+        idleSince = performance.now()
+        running.execMs += idleSince - now
+        offer({ _tag: "Executed", block: block.number, mode: output.mode, stateHash: outcome.stateHash })
+      }
+
+      const persist = (number: number) => {
+        const changes = running!.changes
+        pending!.record(number, changes)
+        const commit: Promise<unknown> = commitBlock(tables, number, changes, number - 1).then(
+          () => offer({ _tag: "Persisted", block: number }),
+          (cause) => fail(new CommitError({ block: number, cause }))
+        )
+        commits.add(commit)
+        void commit.finally(() => commits.delete(commit))
+      }
+
+      const perform = (output: FollowerOutput) =>
+        Effect.gen(function* () {
+          switch (output._tag) {
+            case "Fetch":
+              return yield* source.fetch(output.from)
+            case "Credit":
+              return yield* source.credit(output.until)
+            case "ArmTimer": {
+              const timer = setTimeout(() => {
+                timers.delete(timer)
+                offer({ _tag: output.timer === "hint" ? "HintTimeout" : "GapTimeout", block: output.block })
+              }, output.afterMs)
+              timers.add(timer)
+              return
+            }
+            case "Prefetch":
+              return yield* prefetch(output.batch, output.plan)
+            case "Execute":
+              return execute(output)
+            case "Persist":
+              return persist(output.block)
+            case "ReleaseBatch":
+              prefetched.delete(output.batch)
+              pending?.prune(output.visible)
+              return
+            case "Report": {
+              const { verdict } = output
+              blocks++
+              observer.onBlock?.({
+                number: verdict.number,
+                batch: verdict.batch,
+                waitMs: running!.waitMs,
+                execMs: running!.execMs,
+                hintedKeys: verdict.hintedKeys,
+                hits: running!.hits,
+                misses: running!.misses,
+                hintError: verdict.hintFailure,
+                hintRejected: verdict.hintRejected,
+                stateHash: Buffer.from(verdict.stateHash),
+                lag: verdict.lag,
+                finishedAt: idleSince
+              })
+              return
+            }
+            case "Diverged":
+              return yield* new BackupDivergedError({
+                block: output.block,
+                expected: Buffer.from(output.expected).toString("hex"),
+                actual: Buffer.from(output.actual).toString("hex")
+              })
+            case "Done":
+              return
+          }
         })
 
-      const started = performance.now()
-      const prefetchFiber = yield* Effect.fork(prefetcher)
-      let blocks = 0
-      let hintsRejected = 0
-      while (true) {
-        const waitStart = performance.now()
-        const item = yield* Queue.take(channel)
-        let waitMs = performance.now() - waitStart
-        if (item === "end") break
-        if (item instanceof ReaderError) return yield* item
-        for (const prefetched of item.blocks) {
-          if (commitFailure !== undefined) return yield* commitFailure
-          if (follow && commits.length > MAX_UNCOMMITTED_BLOCKS) {
-            yield* Effect.promise(() => Promise.all(commits.splice(0, commits.length - MAX_UNCOMMITTED_BLOCKS / 2)))
-          }
-          if (yield* executeOne(prefetched, item, waitMs)) hintsRejected++
-          waitMs = 0
-          blocks++
-          // One event-loop turn between blocks: the readers' answers get in and the prefetcher moves on.
-          yield* nextTurn
+      offer({ _tag: "Start" })
+      while (state.phase !== "done") {
+        const input = yield* Queue.take(inputs)
+        if (input._tag === "ShellFailed") return yield* input.error
+        const step = stepFollower(state, input)
+        state = step.state
+        let executed = false
+        for (const output of step.out) {
+          yield* perform(output)
+          if (output._tag === "Execute") executed = true
         }
-        liveSnapshots.shift()
-        if (follow) pending!.prune(Math.min(committedHead, ...liveSnapshots))
+        observer.onState?.(state)
+        // One event-loop turn after a run: the readers' answers get in and the prefetches move on.
+        if (executed) yield* nextTurn
       }
-      yield* Effect.promise(() => Promise.all(commits))
-      if (commitFailure !== undefined) return yield* commitFailure
-      yield* Fiber.join(prefetchFiber)
-      return { blocks, wallMs: performance.now() - started, hintsRejected }
+      return {
+        blocks,
+        wallMs: performance.now() - started,
+        hintsRejected: state.counters.hintsRejected
+      }
     })
   )
+
+/** A source over `take`: delivers what it gives within the credit, then ends (it cannot be re-read). */
+const takeSource =
+  (take: TakeBlocks, first: ReadonlyArray<ReplayBlock>): MakeSource =>
+  (offer) =>
+    Effect.gen(function* () {
+      const credit = yield* SubscriptionRef.make(0)
+      const deliver = (blocks: ReadonlyArray<ReplayBlock>) => {
+        for (const block of blocks) {
+          offer({ _tag: "HintArrived", block: block.number, hint: decodeHintFrame(block.hint, block.number) })
+          offer({ _tag: "BlockArrived", block: { number: block.number, txs: block.txs, stateHash: block.stateHash } })
+        }
+      }
+      const creditAbove = (next: number) =>
+        credit.changes.pipe(
+          Stream.filter((c) => c > next),
+          Stream.runHead
+        )
+      yield* Effect.gen(function* () {
+        let batch = first
+        let next = first[0]!.number
+        while (batch.length > 0) {
+          // Nothing before the follower has started and said how far it takes blocks.
+          if ((yield* creditAbove(next))._tag === "None") break
+          deliver(batch)
+          next = batch[batch.length - 1]!.number + 1
+          const until = yield* creditAbove(next)
+          if (until._tag === "None") break
+          batch = yield* take(until.value - next)
+        }
+        offer({ _tag: "StreamEnded" })
+      }).pipe(Effect.forkScoped)
+      return {
+        // The array is read once, in order: it has nothing to re-read.
+        fetch: () => Effect.void,
+        credit: (until) => SubscriptionRef.set(credit, until)
+      }
+    })
+
+/**
+ * Replays the blocks `take` gives (archive: on a store that holds them; follow: on the backup's own store,
+ * from its head + 1), with hint-based prefetch.
+ */
+export const replay = (
+  config: ReplayConfig,
+  take: TakeBlocks,
+  observer: ReplayObserver = {}
+): Effect.Effect<ReplaySummary, BackupDivergedError | ReaderError | CommitError> =>
+  Effect.gen(function* () {
+    const batchBlocks = config.batchBlocks ?? 32
+    const first = yield* take(batchBlocks)
+    if (first.length === 0) return { blocks: 0, wallMs: 0, hintsRejected: 0 }
+    const follow_ = config.mode === "follow"
+    const head = follow_ ? new StateReader(config.tables).head() : first[0]!.number - 1
+    const params = defaultFollowerParams({
+      batchBlocks,
+      readers: config.readers,
+      persist: follow_,
+      ...config.follower
+    })
+    return yield* follow(
+      { tables: config.tables, chain: config.chain, params, head },
+      takeSource(take, first),
+      observer
+    )
+  })
 
 /** TakeBlocks over an array (benchmarks, tests). */
 export const takeFromArray = (blocks: ReadonlyArray<ReplayBlock>): TakeBlocks => {

@@ -182,3 +182,11 @@ export const sliceBySeeks = (sources: Uint8Array, readers: number): Array<Slice>
   if (start < sources.length) slices.push({ start, end: sources.length })
   return slices.filter((s) => s.end > s.start)
 }
+
+/** Each block's cache: its hinted keys with the values read for their entries (`values` in entry order). */
+export const blockCaches = (plan: BatchPlan, values: ArrayLike<number>): Array<Map<StorageKey, number>> =>
+  plan.blocks.map((planned) => {
+    const cache = new Map<StorageKey, number>()
+    for (let k = 0; k < planned.keys.length; k++) cache.set(planned.keys[k]!, values[planned.entries[k]!]!)
+    return cache
+  })
