@@ -10,11 +10,14 @@
  *   pnpm sim remora --scenario faults --seed 77  replay one seed
  *   pnpm sim airdb --seeds 200                   AirDB's clients over simulated storage (actors/airdb/src/sim)
  *   pnpm sim airdb --scenario faults --seed 7    replay one seed
+ *   pnpm sim ira --seeds 500                     Ira's backup follower over a faulty stream (actors/backup/src/sim)
+ *   pnpm sim ira --scenario chaos --seed 7       replay one seed
  *
  * Prints a summary table and every violation with the command that replays it; exits 1 on any violation.
  */
 import { argv, exit } from "node:process"
 import { runAirDbSimCli } from "../actors/airdb/src/sim/cli.js"
+import { runIraSim } from "../actors/backup/src/sim/cli.js"
 import { MUTANTS } from "../actors/nic/src/sim/mutants.js"
 import { describeFailure } from "../actors/nic/src/sim/report.js"
 import { runSeeds, SCENARIOS, type ScenarioSummary } from "../actors/nic/src/sim/scenarios.js"
@@ -32,7 +35,7 @@ interface Args {
   readonly mutant: string | undefined
 }
 
-const usage = `usage: pnpm sim popuc|remora|airdb ... (pnpm sim remora --help, pnpm sim airdb --help)
+const usage = `usage: pnpm sim popuc|remora|airdb|ira ... (pnpm sim remora --help, pnpm sim airdb --help, pnpm sim ira --help)
        pnpm sim popuc [--seeds N] [--seed S] [--n 3|5|7|9] [--scenario a,b] [--mutant name]
   --seeds N     how many consecutive seeds per scenario (default 1000, or 1 with --seed)
   --seed S      first seed (default 1)
@@ -132,7 +135,13 @@ const main = (): number => {
 
 try {
   exit(
-    argv[2] === "remora" ? runRemoraSim(argv.slice(3)) : argv[2] === "airdb" ? runAirDbSimCli(argv.slice(3)) : main()
+    argv[2] === "remora"
+      ? runRemoraSim(argv.slice(3))
+      : argv[2] === "airdb"
+        ? runAirDbSimCli(argv.slice(3))
+        : argv[2] === "ira"
+          ? runIraSim(argv.slice(3))
+          : main()
   )
 } catch (e) {
   console.error(e instanceof Error ? e.message : e)
