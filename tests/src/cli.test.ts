@@ -70,7 +70,7 @@ const reef = (
   return { child, lines, exited, waitForLine, result }
 }
 
-const ports = () => Effect.runPromise(Effect.all([freePort, freePort, freePort, freePort, freePort]))
+const ports = () => Effect.runPromise(Effect.all([freePort, freePort, freePort, freePort, freePort, freePort]))
 
 describe("reef from a clean clone", () => {
   let dir: string
@@ -91,7 +91,7 @@ describe("reef from a clean clone", () => {
       OTEL_BSP_SCHEDULE_DELAY: "100",
       OTEL_METRIC_EXPORT_INTERVAL: "1000"
     }
-    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort] = await ports()
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort] = await ports()
     nats = natsPort
     gateway = grpcPort
     up = reef(
@@ -99,6 +99,7 @@ describe("reef from a clean clone", () => {
         "up",
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
+        ...["--execution-port", String(executionPort)],
         ...["--cluster", "clitest"]
       ],
       { cwd: dir, env: tracing }
@@ -125,7 +126,11 @@ describe("reef from a clean clone", () => {
     expect(banner).toContain(`nats://127.0.0.1:${nats}`)
     expect(banner).toContain(`gateway (gRPC)      127.0.0.1:${gateway}`)
     expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
-    for (const actor of ["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3"]) {
+    expect(banner).toMatch(/Remora \(gRPC\)\s+x1=127\.0\.0\.1:\d+/)
+    for (const actor of [
+      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3"],
+      ...["coordinator/x1", "worker/w1", "worker/w2", "worker/w3"]
+    ]) {
       expect(banner).toMatch(new RegExp(`ready ${actor} in [\\d.]+s`))
     }
     const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
@@ -164,6 +169,27 @@ describe("reef from a clean clone", () => {
       /counter\/c1 \(pid \d+\) -> counter\/c2/
     )
   }, 120_000)
+
+  it("reef tx submit signs a transaction and prints its receipt; tx receipt finds it; a refusal is one line", async () => {
+    const id = `cli-test-${Date.now()}`
+    expect(await inCluster(["tx", "submit", "ycsb", "--keys", "ycsb/1,ycsb/2", "--id", id])).toMatch(
+      new RegExp(`^${id} executed: seq \\d+, height \\d+, worker w\\d`)
+    )
+    const receipt = JSON.parse(await inCluster(["tx", "receipt", id, "-o", "json"]))
+    expect(receipt).toMatchObject({ txId: id, pending: false, receipt: { txId: id, status: "EXECUTED" } })
+    const noOp = JSON.parse(
+      await inCluster(["tx", "submit", "ycsb", "--keys", "ycsb/1", "--bad-signature", "-o", "json"])
+    )
+    expect(noOp.receipt.status).toBe("INVALID_SIGNATURE")
+    const again = await reef(["tx", "submit", "ycsb", "--keys", "ycsb/1", "--id", id], { cwd: dir }).result()
+    expect(again.code).toBe(1)
+    expect(again.output.trim()).toBe(
+      `reef: transaction ${id} rejected (DUPLICATE_ID): transaction id "${id}" was already submitted`
+    )
+    const state = JSON.parse(await inCluster(["tx", "state", "-o", "json"]))
+    expect(state).toMatchObject({ workers: ["w1", "w2", "w3"], rejected: 1 })
+    expect(state.completed).toBeGreaterThanOrEqual(2)
+  }, 60_000)
 
   it("reef kv put is one trace from the CLI through the replica to its consensus instance", async () => {
     expect((await reef(["kv", "put", "traced", "1"], { cwd: dir, env: tracing }).result()).code).toBe(0)
@@ -332,13 +358,14 @@ describe("reef", () => {
 
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reef-cli-workload-"))
-    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort] = await ports()
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort] = await ports()
     const up = reef(
       [
         "up",
         "--workload",
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
+        ...["--execution-port", String(executionPort)],
         ...["--cluster", "cliwork"]
       ],
       { cwd: dir }
@@ -352,6 +379,9 @@ describe("reef", () => {
     expect(output).toContain("Workload results")
     expect(output).toMatch(/batched tell .*counter = 100000 \(ok\)/)
     expect(output).toMatch(/hops c1@\d+ -> c2@\d+/)
+    // Signed transactions through the coordinator's Submit stream, checked against the reference executor.
+    expect(output).toMatch(/Remora YCSB, signed .* \d+ executed, \d+ bad signatures as no-ops, 0 rejected/)
+    expect(output).toMatch(/Remora state hash vs reference\s+\d+\s+equal: [0-9a-f]{16}/)
   }, 210_000)
 
   it("reef run replica stops on SIGTERM while its engine still waits for peers that never come", async () => {

@@ -1,33 +1,28 @@
 /**
- * Remora in one test process: a coordinator and workers, each with its own kernel (its own NATS connection)
- * on a spawned nats-server, and helpers to submit signed workloads and compare the executed state with the
- * sequential reference executor.
+ * Remora for the cross-package tests, on a spawned nats-server: in one test process (a coordinator and workers,
+ * each with its own kernel and NATS connection), or as real processes (`reef run coordinator`, `reef run
+ * worker`) driven through reef.v1.Execution. Signed workloads and the reference executor's hash come from
+ * @reef/coordinator.
  */
 import {
   type ConsensusSource,
   type CoordinatorHandle,
+  ExecutionCallError,
+  makeExecutionClient,
+  type RemoraClient,
   type RunCoordinatorOptions,
-  runCoordinator
+  runCoordinator,
+  type Submitted
 } from "@reef/coordinator"
-import { type Kernel, natsKernelLayer } from "@reef/kernel"
-import type { CommitEvent, Transaction } from "@reef/proto"
-import {
-  admit,
-  bodySource,
-  ed25519Signer,
-  Prng,
-  ReferenceExecutor,
-  SignatureVerifier,
-  signingKeyFromSeed,
-  type TxMeta,
-  transactionStream,
-  type WorkloadSpec
-} from "@reef/remora"
+import { freePort, type Kernel, natsKernelLayer } from "@reef/kernel"
+import type { CommitEvent, ExecutionState, Transaction } from "@reef/proto"
 import { type RunWorkerOptions, runWorker, type WorkerHandle } from "@reef/worker"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import { type ActorProcess, type Harness, startActorProcess } from "./harness.js"
 
 export interface InProcessCluster {
   readonly coordinator: CoordinatorHandle
@@ -83,48 +78,92 @@ export const startInProcessCluster = async (options: {
   }
 }
 
-export interface SignedWorkload {
-  readonly txs: ReadonlyArray<Transaction>
-  readonly byId: ReadonlyMap<string, Transaction>
-  readonly invalid: number
+export interface RemoraProcesses {
+  readonly coordinator: ActorProcess
+  readonly workers: ReadonlyArray<ActorProcess>
+  /** A client of the coordinator's reef.v1.Execution, living as long as the harness. */
+  readonly client: RemoraClient
 }
 
-/** `n` signed transactions of `spec`, a share with bad signatures, deterministic from `seed`. */
-export const signedWorkload = (
-  spec: WorkloadSpec,
-  n: number,
-  seed: number,
-  invalidShare: number,
-  prefix = "t"
-): SignedWorkload => {
-  const prng = new Prng(seed)
-  const key = signingKeyFromSeed(new Uint8Array(32).fill(seed & 0xff))
-  const next = transactionStream(bodySource(spec, prng.fork()), ed25519Signer(key), prng.fork(), invalidShare, prefix)
-  const txs: Array<Transaction> = []
-  let invalid = 0
-  for (let i = 0; i < n; i++) {
-    const { tx, valid } = next()
-    if (!valid) invalid++
-    txs.push(tx)
+/**
+ * `reef run coordinator --id x1` and `workers` × `reef run worker` as processes of their own; resolves once the
+ * coordinator sees every worker.
+ */
+export const startRemoraProcesses = async (
+  harness: Harness,
+  options: {
+    readonly natsUrl: string
+    readonly cluster: string
+    readonly workers: number
+    readonly coordinatorArgs?: ReadonlyArray<string>
+    readonly env?: Record<string, string>
   }
-  const byId = new Map(txs.map((tx) => [(admit(tx) as { meta: TxMeta }).meta.id, tx]))
-  return { txs, byId, invalid }
-}
-
-/** The reference executor's state hash over `order` (transaction ids in consensus order). */
-export const referenceHash = (order: ReadonlyArray<string>, byId: ReadonlyMap<string, Transaction>): string => {
-  const reference = new ReferenceExecutor()
-  const verifier = new SignatureVerifier()
-  for (const id of order) {
-    const tx = byId.get(id)
-    if (tx === undefined) throw new Error(`committed transaction ${id} was never submitted`)
-    const a = admit(tx)
-    if (!a.ok) throw new Error(`committed transaction ${id} is not admissible: ${a.rejection.message}`)
-    reference.apply(a.meta as TxMeta<Transaction>, verifier.verify(tx.publicKey, tx.body, tx.signature))
+): Promise<RemoraProcesses> => {
+  const port = await Effect.runPromise(freePort)
+  const common = {
+    natsUrl: options.natsUrl,
+    cluster: options.cluster,
+    ...(options.env === undefined ? {} : { env: options.env })
   }
-  return reference.digest().hex()
+  const [coordinator, ...workers] = await Promise.all([
+    startActorProcess(harness, {
+      role: "coordinator",
+      id: "x1",
+      ...common,
+      extraArgs: ["--execution-port", String(port), ...(options.coordinatorArgs ?? [])]
+    }),
+    ...Array.from({ length: options.workers }, (_, i) =>
+      startActorProcess(harness, {
+        role: "worker",
+        id: `w${i + 1}`,
+        ...common,
+        extraArgs: ["--coordinator", "x1", "--cores", "4"]
+      })
+    )
+  ])
+  const client = await harness.run(makeExecutionClient({ address: `127.0.0.1:${port}`, timeoutMs: 60_000 }))
+  await Effect.runPromise(
+    client.state.pipe(
+      Effect.filterOrFail((s) => s.workers.length === options.workers),
+      Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds")))
+    )
+  )
+  return { coordinator: coordinator!, workers, client }
 }
 
-/** Transaction ids in consensus order, from the commit events. */
-export const committedOrder = (commits: ReadonlyArray<CommitEvent>): Array<string> =>
-  [...commits].sort((a, b) => a.height - b.height).flatMap((c) => c.txIds)
+/**
+ * Submits `txs` over the client's framed Submit stream, at most `inFlight` unanswered at once; resolves with
+ * every outcome by index (a broken stream or a missing receipt fails the whole run).
+ */
+export const submitAll = (
+  client: RemoraClient,
+  txs: ReadonlyArray<Transaction>,
+  inFlight: number
+): Promise<Array<Submitted>> =>
+  new Promise((resolve, reject) => {
+    const outcomes: Array<Submitted> = new Array(txs.length)
+    let next = 0
+    let done = 0
+    const pump = () => {
+      while (next < txs.length && next - done < inFlight) {
+        const index = next++
+        client.submitCallback(txs[index]!, (outcome) => {
+          if (outcome instanceof ExecutionCallError) return reject(outcome)
+          outcomes[index] = outcome
+          if (++done === txs.length) resolve(outcomes)
+          else pump()
+        })
+      }
+    }
+    if (txs.length === 0) resolve([])
+    else pump()
+  })
+
+/** The coordinator's state once every committed transaction has executed and every worker answered. */
+export const completeState = (client: RemoraClient): Promise<ExecutionState> =>
+  Effect.runPromise(
+    client.state.pipe(
+      Effect.filterOrFail((s) => s.complete),
+      Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds")))
+    )
+  )

@@ -51,6 +51,24 @@ describe("the window consensus source", () => {
   })
 })
 
+describe("a scripted window", () => {
+  it("gives the first proposals the fates it is told, then follows its rates", async () => {
+    const source = new WindowConsensus({
+      windowMs: 5,
+      rejectRate: 0,
+      reorderRate: 0,
+      seed: 1,
+      script: ["reorder", "commit", "reject"]
+    })
+    const decisions = collect(source)
+    // Proposed in one turn: the reordered first one commits right after the second.
+    for (let p = 1; p <= 4; p++) source.propose({ proposal: p, digest: "d", txs: 1 })
+    await waitFor(() => decisions.length === 4)
+    source.close()
+    expect(decisions.map((d) => `${d._tag} ${d.proposal}`)).toEqual(["Commit 2", "Commit 1", "Reject 3", "Commit 4"])
+  })
+})
+
 describe("the POPUC chain's slot sequencer", () => {
   it("releases decisions in slot order whatever order the group's replies come in", () => {
     const s = new SlotSequencer()

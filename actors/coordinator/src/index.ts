@@ -14,23 +14,34 @@ export {
   defaultCoordinatorOptions,
   type SubmitOutcome
 } from "./coordinator-driver.js"
+export {
+  ExecutionCallError,
+  type ExecutionClientOptions,
+  makeExecutionClient,
+  type RemoraClient,
+  type Submitted
+} from "./execution-client.js"
 export { MAX_WATCH_BACKLOG, makeExecutionService, submitFrames } from "./execution-service.js"
-export { COORDINATOR_FLAGS, type CoordinatorLaunch, FlagError, type Flags, parseCoordinatorFlags } from "./flags.js"
 export { defaultMempoolLimits, Mempool, type MempoolLimits } from "./mempool.js"
 export {
+  findPopucReplicas,
   makePopucConsensus,
   type PopucConsensusOptions,
+  popucChain,
   popucConsensusLayer,
+  replicaAddresses,
   SlotSequencer,
   slotValue
 } from "./popuc-consensus.js"
 export { ReceiptBook, type ReceiptWaiter } from "./receipts.js"
 export {
   type CoordinatorHandle,
+  coordinatorStatus,
   EXECUTION_PROTO_FILES,
   type RunCoordinatorOptions,
   runCoordinator
 } from "./run-coordinator.js"
+export { committedOrder, receiptOrder, referenceHash, type SignedWorkload, signedWorkload } from "./signed-workload.js"
 export {
   DEFAULT_WINDOW_MS,
   defaultWindowOptions,

@@ -9,6 +9,9 @@
  * slot already holding this block's value (committed) or still empty (it writes it now). A slot holding another
  * value (another writer of this chain) rejects the block.
  */
+import { randomUUID } from "node:crypto"
+import { isJoined, Membership } from "@reef/kernel"
+import type { Member } from "@reef/proto"
 import { type KvClient, makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -27,6 +30,32 @@ export interface PopucConsensusOptions {
 
 const encoder = new TextEncoder()
 const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** A chain of slots that belongs to one coordinator incarnation (no other writer ever shares it). */
+export const popucChain = (cluster: string, coordinator: string): string =>
+  `remora/${cluster}/${coordinator}/${randomUUID()}`
+
+/** The `kv` endpoints of the joined replicas of `group` (their heartbeats announce both). */
+export const replicaAddresses = (members: ReadonlyArray<Member>, group: string): Array<string> =>
+  members
+    .filter(
+      (m) =>
+        isJoined(m) &&
+        m.address?.role === "replica" &&
+        (m.lastHeartbeat?.roleStatus.group ?? group) === group &&
+        m.lastHeartbeat?.endpoints.kv !== undefined
+    )
+    .sort((a, b) => (a.address?.id ?? "").localeCompare(b.address?.id ?? "", "en", { numeric: true }))
+    .map((m) => m.lastHeartbeat!.endpoints.kv!)
+
+/** Waits until at least `min` replicas of `group` have joined the cluster; their KV addresses. */
+export const findPopucReplicas = (group: string, min: number) =>
+  Effect.gen(function* () {
+    const membership = yield* Membership
+    yield* Effect.logInfo(`waiting for ${min} joined replica(s) of POPUC group ${group}`)
+    const members = yield* membership.awaitMembers((ms) => replicaAddresses(ms, group).length >= min)
+    return replicaAddresses(members, group)
+  })
 
 export const slotValue = (block: BlockRef): Uint8Array => encoder.encode(`${block.proposal}:${block.digest}`)
 

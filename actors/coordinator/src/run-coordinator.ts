@@ -5,14 +5,14 @@
  */
 import { randomUUID } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
-import { type Codec, type Kernel, KernelConfig, Membership, Messenger, spawn } from "@reef/kernel"
+import { type Codec, KernelConfig, Membership, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { MemberState, protoRoot } from "@reef/proto"
 import { type CoordinatorParams, defaultCoordinatorParams } from "@reef/remora"
-import { SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
+import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import { ConsensusSource } from "./consensus-source.js"
@@ -34,11 +34,19 @@ export interface CoordinatorHandle {
   readonly incarnation: string
 }
 
+/** The coordinator's counters, as its heartbeats carry them. */
+export const coordinatorStatus = (driver: CoordinatorDriver): Record<string, string> => ({
+  consensus: driver.consensus.name,
+  accepted: String(driver.counters.accepted),
+  committed: String(driver.counters.committed),
+  completed: String(driver.counters.completed),
+  blocks: String(driver.counters.blocks),
+  workers: String(driver.workers.length)
+})
+
 export const EXECUTION_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/execution.proto"]
 
-export const runCoordinator = (
-  options: RunCoordinatorOptions
-): Effect.Effect<CoordinatorHandle, unknown, Kernel | ConsensusSource | Scope.Scope> =>
+export const runCoordinator = (options: RunCoordinatorOptions) =>
   Effect.gen(function* () {
     const config = yield* KernelConfig
     const messenger = yield* Messenger
@@ -103,6 +111,17 @@ export const runCoordinator = (
       services: [service],
       reflection: { includeDirs: [protoRoot], protoFiles: EXECUTION_PROTO_FILES }
     })
+    // Presence: where clients reach it, and its counters for `reef status`.
+    const presence = yield* Effect.serviceOption(PresenceDetails)
+    if (Option.isSome(presence)) {
+      const self = { role: COORDINATOR_ROLE, id }
+      yield* presence.value.announce({ grpc: server.address }, self)
+      yield* presence.value.reportStatus(
+        self,
+        Effect.sync(() => coordinatorStatus(driver))
+      )
+    }
     yield* Effect.logInfo(`coordinator ${id}: consensus ${consensus.description}, policy ${resolved.params.policy}`)
-    return { driver, grpcAddress: server.address, incarnation }
+    const handle: CoordinatorHandle = { driver, grpcAddress: server.address, incarnation }
+    return handle
   })

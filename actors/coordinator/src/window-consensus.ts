@@ -9,6 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BlockRef, ConsensusSource, type ConsensusSourceShape, type Decision } from "./consensus-source.js"
 
+/** What the window source does with a proposal. */
+export type WindowFate = "commit" | "reject" | "reorder"
+
 export interface WindowOptions {
   readonly windowMs: number
   /** Share of proposals consensus drops. */
@@ -16,6 +19,8 @@ export interface WindowOptions {
   /** Share of proposals committed after the proposal that follows them. */
   readonly reorderRate: number
   readonly seed: number
+  /** Fates of the first proposals, in proposal order; the rates decide the rest. */
+  readonly script?: ReadonlyArray<WindowFate>
 }
 
 export const DEFAULT_WINDOW_MS = 300
@@ -30,12 +35,15 @@ export const defaultWindowOptions: WindowOptions = {
 /** What happens to each proposal, in proposal order: a pure function of the seed. */
 export class WindowSchedule {
   private readonly prng: Prng
+  private scripted = 0
 
   constructor(private readonly options: WindowOptions) {
     this.prng = new Prng(options.seed)
   }
 
-  next(): "commit" | "reject" | "reorder" {
+  next(): WindowFate {
+    const script = this.options.script ?? []
+    if (this.scripted < script.length) return script[this.scripted++]!
     const r = this.prng.float()
     if (r < this.options.rejectRate) return "reject"
     if (r < this.options.rejectRate + this.options.reorderRate) return "reorder"

@@ -3,7 +3,6 @@
  * on emulated virtual cores, holds leased objects and transfers them to peers on demand.
  */
 
-export { parseWorkerFlags, WORKER_FLAGS } from "./flags.js"
 export { type RunWorkerOptions, runWorker, type WorkerHandle } from "./run-worker.js"
 export { VirtualCoreTimers } from "./virtual-cores.js"
 export { workerActor } from "./worker-actor.js"

@@ -2,12 +2,11 @@
  * `reef run worker`: one Remora worker actor on the kernel, talking to its coordinator and peers over NATS.
  */
 import { randomUUID } from "node:crypto"
-import { type Codec, type Kernel, KernelConfig, Messenger, spawn } from "@reef/kernel"
+import { type Codec, KernelConfig, Messenger, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
-import type * as Scope from "effect/Scope"
 import { workerActor } from "./worker-actor.js"
 import { defaultWorkerOptions, WorkerDriver, type WorkerOptions } from "./worker-driver.js"
 
@@ -24,7 +23,7 @@ export interface WorkerHandle {
   readonly driver: () => WorkerDriver | undefined
 }
 
-export const runWorker = (options: RunWorkerOptions): Effect.Effect<WorkerHandle, unknown, Kernel | Scope.Scope> =>
+export const runWorker = (options: RunWorkerOptions) =>
   Effect.gen(function* () {
     const config = yield* KernelConfig
     const messenger = yield* Messenger
@@ -59,5 +58,6 @@ export const runWorker = (options: RunWorkerOptions): Effect.Effect<WorkerHandle
     })
     yield* spawn(workerActor(makeDriver, warn), id, { incarnation: resolved.incarnation })
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close()))
-    return { id, options: resolved, driver: () => current }
+    const handle: WorkerHandle = { id, options: resolved, driver: () => current }
+    return handle
   })

@@ -101,7 +101,15 @@ describe("reef (the binary)", () => {
       ["status", "-o", "yaml"],
       ["status", "--watch=soon"],
       ["ping", "c1"],
-      ["bench"]
+      ["bench"],
+      ["run", "coordinator", "--reject-rate", "2"],
+      ["run", "coordinator", "--popuc-min-replicas", "3"],
+      ["run", "worker", "--cores", "0"],
+      ["up", "--remora-consensus", "popuc", "--replicas", "0"],
+      ["tx", "submit", "ycsb"],
+      ["tx", "submit", "nosuch"],
+      ["tx", "submit", "raw", "--contract", "x", "--args-hex", "abc"],
+      ["tx", "receipt"]
     ]
     const runs = await mapLimit(mistakes, 4, (args) => reef(args))
     for (const [i, ran] of runs.entries()) expectOneLineError(ran, 2, `reef ${mistakes[i]!.join(" ")}`)
@@ -109,10 +117,11 @@ describe("reef (the binary)", () => {
 
   it("says in one line that nothing listens, exit code 1", async () => {
     const port = await Effect.runPromise(anyFreePort())
-    const [nats, status, kv] = await Promise.all([
+    const [nats, status, kv, tx] = await Promise.all([
       reef(["run", "counter", "--nats", `nats://127.0.0.1:${port}`]),
       reef(["status", "--gateway", `127.0.0.1:${port}`]),
-      reef(["kv", "get", "a"])
+      reef(["kv", "get", "a"]),
+      reef(["tx", "state", "--execution", `127.0.0.1:${port}`])
     ])
     expectOneLineError(nats, 1, "run counter without NATS")
     expect(nats.stderr).toContain(`cannot reach NATS at nats://127.0.0.1:${port}`)
@@ -120,6 +129,8 @@ describe("reef (the binary)", () => {
     expect(status.stderr).toContain(`cannot reach the gateway at 127.0.0.1:${port}`)
     expectOneLineError(kv, 1, "kv get without a cluster")
     expect(kv.stderr).toContain("no running cluster found here")
+    expectOneLineError(tx, 1, "tx state without a coordinator")
+    expect(tx.stderr).toContain(`cannot reach the coordinator at 127.0.0.1:${port}`)
   }, 60_000)
 
   it("prints the full cause only with --verbose", async () => {

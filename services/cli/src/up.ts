@@ -29,6 +29,7 @@ import { kvWorkload } from "./kv-workload.js"
 import { makePortChooser } from "./ports.js"
 import { makeOutput, type Output, progressText } from "./progress.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
+import { remoraWorkload } from "./remora-workload.js"
 import { roles } from "./roles/index.js"
 import type { PlannedActor } from "./roles/role.js"
 import { sortMembers, statusText } from "./status-view.js"
@@ -149,12 +150,14 @@ const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: st
         return address === undefined ? [] : [`${m.address?.id}=${address}`]
       })
   const kv = endpoints("kv", "replica")
+  const remora = endpoints("grpc", "coordinator")
   const metrics = endpoints("metrics")
   const rows: Array<[string, string]> = [
     ["NATS", `${file.nats.url}${file.nats.embedded ? "" : " (external)"}`],
     ...(file.nats.monitor === undefined ? [] : [["NATS monitoring", file.nats.monitor] as [string, string]]),
     ["gateway (gRPC)", file.gateway],
     ...(kv.length === 0 ? [] : [["KV (gRPC)", kv.join("  ")] as [string, string]]),
+    ...(remora.length === 0 ? [] : [["Remora (gRPC)", remora.join("  ")] as [string, string]]),
     ...(metrics.length === 0
       ? []
       : [["/metrics", metrics.map((m) => m.replace(/\/metrics$/, "")).join("  ")] as [string, string]]),
@@ -277,8 +280,9 @@ const up = (input: UpInput, path: string) =>
         )
       )
       if (!input.workload) {
+        const remora = placed.some((a) => a.role === "coordinator") ? ", reef tx submit ycsb --keys ycsb/1" : ""
         out.line(
-          "\nCtrl-C stops the cluster. In another terminal: reef status, reef kv put a 1, reef kv get a, reef run counter --id c9"
+          `\nCtrl-C stops the cluster. In another terminal: reef status, reef kv put a 1, reef kv get a${remora}, reef run counter --id c9`
         )
         return yield* Effect.never
       }
@@ -339,8 +343,22 @@ const runWorkload = (placed: ReadonlyArray<Placed>, cluster: string, out: Output
       kv.length > 0
         ? yield* kvWorkload(kv, { sets: 2_000, inFlight: 128, partTimeoutSeconds: 45, progress })
         : { rows: [], ok: true }
+    const coordinator = placed.find((a) => a.role === "coordinator")
+    const remora =
+      coordinator !== undefined
+        ? yield* remoraWorkload(`127.0.0.1:${coordinator.ports["execution-port"]}`, {
+            transactions: 10_000,
+            inFlight: 4_000,
+            invalidShare: 0.02,
+            timeoutSeconds: 60,
+            progress
+          })
+        : { rows: [], ok: true }
     out.status("")
-    const result = { rows: [...kernel.rows, ...kvResult.rows], ok: kernel.ok && kvResult.ok }
+    const result = {
+      rows: [...kernel.rows, ...kvResult.rows, ...remora.rows],
+      ok: kernel.ok && kvResult.ok && remora.ok
+    }
     out.line(
       `\nWorkload results\n${formatTable(
         ["part", "ops", "seconds", "ops/s", "p50 ms", "p99 ms", "check"],

@@ -67,7 +67,7 @@ describe("the reef command line", () => {
 
   it("answers mistakes with one line, a hint where there is one", () => {
     expect(errorOf("stauts")).toBe(
-      'unknown command "stauts" (did you mean status?); expected one of up, run, status, kv, backup, airdb, ping, watch, bench'
+      'unknown command "stauts" (did you mean status?); expected one of up, run, status, kv, tx, backup, airdb, ping, watch, bench'
     )
     expect(errorOf("up --replcias 3")).toBe("unknown option --replcias (did you mean --replicas?)")
     expect(errorOf("up --replicas 2")).toContain("POPUC needs an odd number of replicas")
@@ -75,7 +75,9 @@ describe("the reef command line", () => {
     expect(errorOf("up --counters")).toBe("--counters needs a value (N)")
     expect(errorOf("up --counters 1 --counters 2")).toBe("--counters given twice")
     expect(errorOf("up --with nosuch")).toContain('--with: unknown role "nosuch"')
-    expect(errorOf("run")).toBe("missing <role>: one of gateway, counter, replica, chain, backup, airdb")
+    expect(errorOf("run")).toBe(
+      "missing <role>: one of gateway, counter, replica, chain, backup, airdb, coordinator, worker"
+    )
     expect(errorOf("run replcia")).toContain('unknown role "replcia" (did you mean replica?)')
     expect(errorOf("run replica --id r4 --members r1,r2,r3")).toContain("does not include this replica's --id r4")
     expect(errorOf("run replica --id r1 --members r1,r2")).toContain("POPUC needs an odd number")

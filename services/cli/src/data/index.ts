@@ -9,10 +9,12 @@ import { airdbCommands } from "./airdb.js"
 import { backupCommands } from "./backup.js"
 import { kvCommands } from "./kv.js"
 import { pingCommand } from "./ping.js"
+import { txCommands } from "./tx.js"
 import { watchCommand } from "./watch.js"
 
 export const dataCommands: ReadonlyArray<CommandSpec<Effect.Effect<void, CliFailure>>> = [
   kvCommands,
+  txCommands,
   backupCommands,
   airdbCommands,
   pingCommand,

@@ -5,10 +5,12 @@
 import { airdbRole } from "./airdb.js"
 import { backupRole } from "./backup.js"
 import { chainRole } from "./chain.js"
+import { coordinatorRole } from "./coordinator.js"
 import { counterRole } from "./counter.js"
 import { gatewayRole } from "./gateway.js"
 import { replicaRole } from "./replica.js"
 import type { RoleSpec } from "./role.js"
+import { workerRole } from "./worker.js"
 
 export const roles: ReadonlyArray<RoleSpec<any, any>> = [
   gatewayRole,
@@ -16,7 +18,9 @@ export const roles: ReadonlyArray<RoleSpec<any, any>> = [
   replicaRole,
   chainRole,
   backupRole,
-  airdbRole
+  airdbRole,
+  coordinatorRole,
+  workerRole
 ]
 
 export const findRole = (role: string): RoleSpec<any, any> | undefined => roles.find((r) => r.role === role)
