@@ -1,6 +1,6 @@
 /**
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table and writes
- * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`), ira, airdb.
+ * bench/results/<suite>.json. Suites: kernel, popuc, soak (`--minutes M`), ira, airdb, remora.
  */
 const suites: Record<string, () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>) => Promise<void> }>> =
   {
@@ -8,7 +8,8 @@ const suites: Record<string, () => Promise<{ run: (quick: boolean, flags: Readon
     popuc: () => import("./popuc.js"),
     soak: () => import("./soak.js"),
     ira: () => import("./ira.js"),
-    airdb: () => import("./airdb.js")
+    airdb: () => import("./airdb.js"),
+    remora: () => import("./remora.js")
   }
 
 const [suite, ...flags] = process.argv.slice(2)

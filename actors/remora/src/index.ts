@@ -11,6 +11,7 @@ export * from "./contracts/token.js"
 export * from "./contracts/tpcc.js"
 export * from "./contracts/ycsb.js"
 export * from "./core/index.js"
+export { runWorld, type SimConfig, type SimRecord } from "./sim/world.js"
 export { StateDigestSum, stateHashOf } from "./state/digest.js"
 export { ReferenceExecutor, type ReferenceStatus, type ReferenceStep, type VersionedValue } from "./state/reference.js"
 export {

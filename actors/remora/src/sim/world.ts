@@ -34,6 +34,9 @@ export interface SimConfig {
   readonly txs: number
   /** Mean gap between client transactions (ms). */
   readonly arrivalGapMs: number
+  /** Closed loop instead: this many transactions outstanding (the first ones `arrivalGapMs` apart), a new one
+   *  arriving as each one's receipt comes. */
+  readonly outstanding?: number
   readonly workload: WorkloadSpec
   readonly invalidShare: number
   readonly coordinator: CoordinatorParams
@@ -89,8 +92,10 @@ export interface SimRecord {
   readonly submitted: Set<string>
   /** Stateful executions reported by workers, per seq (exactly once is Theorem 3). */
   readonly executions: Map<number, number>
-  /** Receipts produced by the coordinator, per seq, with their outcome. */
-  readonly receipts: Map<number, { readonly count: number; readonly status: TxOutcome }>
+  /** Receipts produced by the coordinator, per seq, with their outcome and when the first came (virtual ms). */
+  readonly receipts: Map<number, { readonly count: number; readonly status: TxOutcome; readonly atMs: number }>
+  /** When each transaction reached the coordinator's pool (virtual ms), by id. */
+  readonly arrivedAtMs: Map<string, number>
   /** Per key: the (seq, version) every execution consumed. */
   readonly consumed: Map<Key, Array<{ readonly seq: number; readonly version: number }>>
   readonly copies: Array<VersionCopy>
@@ -137,6 +142,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
     submitted: new Set(),
     executions: new Map(),
     receipts: new Map(),
+    arrivedAtMs: new Map(),
     consumed: new Map(),
     copies: [],
     workers,
@@ -157,6 +163,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
   let arrived = 0
   let proposals = 0
   let done = false
+  const closedLoop = config.outstanding !== undefined
 
   const addWorker = (id: WorkerId) =>
     workers.set(
@@ -223,7 +230,8 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
           break
         case "Completed": {
           const prior = record.receipts.get(o.seq)
-          record.receipts.set(o.seq, { count: (prior?.count ?? 0) + 1, status: o.status })
+          if (prior === undefined && closedLoop && arrived < config.txs) q.after(0, { k: "arrive" })
+          record.receipts.set(o.seq, { count: (prior?.count ?? 0) + 1, status: o.status, atMs: prior?.atMs ?? q.now })
           break
         }
         case "SendObject": {
@@ -310,8 +318,9 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
         if (!a.ok) throw new Error(`generated transaction not admitted: ${a.rejection.message}`)
         mempool.push(a.meta as Tx)
         record.submitted.add(a.meta.id)
+        record.arrivedAtMs.set(a.meta.id, q.now)
         arrived++
-        if (arrived < config.txs) q.after(clients.float() * 2 * config.arrivalGapMs, { k: "arrive" })
+        if (!closedLoop && arrived < config.txs) q.after(clients.float() * 2 * config.arrivalGapMs, { k: "arrive" })
         break
       }
       case "block": {
@@ -356,7 +365,9 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
     for (const id of initial) addWorker(id)
     stepCoordinatorWith({ _tag: "Workers", workers: initial })
     for (const id of late) q.at(config.joinAtMs, { k: "join", worker: id })
-    q.at(0, { k: "arrive" })
+    for (let i = 0; i < Math.min(config.txs, config.outstanding ?? 1); i++) {
+      q.at(closedLoop ? i * config.arrivalGapMs : 0, { k: "arrive" })
+    }
     q.at(config.blockIntervalMs, { k: "block" })
     q.at(20, { k: "tick" })
     let drained = 0

@@ -1,0 +1,30 @@
+/**
+ * What a benchmark host needs to run an actor: a kernel on its own NATS connection in a given cluster, built in
+ * a scope the host closes when the configuration ends, and the process's memory.
+ */
+import { readFileSync } from "node:fs"
+import { type Kernel, natsKernelLayer } from "@reef/kernel"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { round } from "../report.js"
+
+export const kernelFor = (natsUrl: string, cluster: string, name: string): Layer.Layer<Kernel, unknown> =>
+  natsKernelLayer({ servers: natsUrl, name }, { cluster }) as Layer.Layer<Kernel, unknown>
+
+/** Runs `effect` with `layer`'s services; both live until `scope` closes. */
+export const inScope = async <A, R>(
+  scope: Scope.CloseableScope,
+  layer: Layer.Layer<R, unknown>,
+  effect: Effect.Effect<A, unknown, R | Scope.Scope>
+): Promise<A> => {
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  return Effect.runPromise(Scope.extend(Effect.provide(effect, context), scope))
+}
+
+/** RSS of this process now and at its peak (VmHWM), in MB. */
+export const memoryMb = (): { readonly rssMb: number; readonly peakRssMb: number } => {
+  const status = readFileSync("/proc/self/status", "utf8")
+  const field = (name: string) => round(Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024, 1)
+  return { rssMb: field("VmRSS"), peakRssMb: field("VmHWM") }
+}
