@@ -1,7 +1,8 @@
 /**
  * `pnpm test:nemesis [--minutes N] [--seed S]`: the nemesis of popuc-nemesis.ts for N minutes (1 by
  * default), then its figures: operations, faults, unknown outcomes, rejoin times, and the checks' verdicts.
- * Exits non-zero when a check fails.
+ * Exits non-zero when a check fails. The script builds first: replicas start from dist only when it is fresh
+ * (from TypeScript they start several times slower, and restart times would measure that).
  */
 import { parseArgs } from "node:util"
 import { formatEntry, formatLostWrite } from "@reef/replica"

@@ -33,8 +33,11 @@ export const SnapshotChunkRpc = rpc(SnapshotChunkRequest, SnapshotChunkReply)
 export const MAX_CATCH_UP_DECISION_BYTES = 512 * 1024
 /** How long a frozen snapshot is served: long enough for a joiner to fetch every chunk. */
 export const FROZEN_SNAPSHOT_TTL_MS = 60_000
-/** How long an answer waits for the next decision. */
-const NEXT_DECISION_WAIT = "5 seconds"
+/**
+ * How long an answer waits for the next decision: a running group decides many times within it, and the
+ * asker's try (rejoin-driver.ts ASK_TRY_MS) must outlast it.
+ */
+const NEXT_DECISION_WAIT = "1 second"
 
 export interface CatchUpServerOptions {
   readonly state: ReplicaState

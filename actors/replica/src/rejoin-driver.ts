@@ -4,7 +4,7 @@
  * plus what the replica observes (decisions applied, self-quits, learner rejoins, membership changes).
  * Each output is one fiber in the driver's scope; the core itself never waits.
  */
-import { HandlerError, type KernelConfigShape, type MessengerShape } from "@reef/kernel"
+import { HandlerError, type KernelConfigShape, type MessengerShape, type Rpc } from "@reef/kernel"
 import {
   createRejoin,
   type DeliveredIndex,
@@ -26,8 +26,15 @@ import { CatchUpRpc, SnapshotChunkRpc } from "./catch-up-server.js"
 import type { ReplicaState } from "./replica-state.js"
 import { deliveredFromWire, installSnapshot } from "./snapshot.js"
 
-/** How long a peer has to answer a catch-up or a snapshot chunk. */
-const ASK_TIMEOUT_MS = 8_000
+/**
+ * How long a peer has to answer one try of a catch-up or snapshot-chunk ask, and how many tries it gets. A
+ * request published while the connection is down (a nats-server restart: every engine self-quits and asks
+ * its peers at once) can be lost without a "no responders"; one long timeout then held up the whole rejoin
+ * for its full length, several short tries cost one try. A try outlasts the catch-up server's wait for the
+ * next decision (catch-up-server.ts). Both asks are idempotent.
+ */
+const ASK_TRY_MS = 2_500
+const ASK_TRIES = 4
 
 /** A snapshot could not be fetched or installed (a chunk expired, a peer left). */
 export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly peer: string; readonly reason: string }> {
@@ -71,6 +78,11 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
   let restoredDelivered: DeliveredIndex | undefined
 
   const address = (peer: string) => ({ cluster: options.config.cluster, role: "replica", id: peer })
+  /** Asks `peer`, again after a try that timed out (see ASK_TRY_MS). */
+  const askPeer = <A, B>(peer: string, protocol: Rpc<A, B>, message: A) =>
+    messenger
+      .ask(address(peer), protocol, message, { timeoutMs: ASK_TRY_MS })
+      .pipe(Effect.retry({ times: ASK_TRIES - 1, while: (error) => error._tag === "AskTimeoutError" }))
 
   const step = (input: RejoinInput) => {
     const result = stepRejoin(core, input)
@@ -94,12 +106,10 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       const answered = yield* Effect.forEach(
         peers,
         (peer) =>
-          messenger
-            .ask(address(peer), CatchUpRpc, { group: state.group, fromInstance }, { timeoutMs: ASK_TIMEOUT_MS })
-            .pipe(
-              Effect.map((reply) => [peer, reply] as const),
-              Effect.option
-            ),
+          askPeer(peer, CatchUpRpc, { group: state.group, fromInstance }).pipe(
+            Effect.map((reply) => [peer, reply] as const),
+            Effect.option
+          ),
         { concurrency: "unbounded" }
       )
       const got = answered.flatMap((a) => (a._tag === "Some" ? [a.value] : []))
@@ -113,17 +123,10 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       const chunks = yield* Effect.forEach(
         Array.from({ length: reply.snapshotChunks }, (_, chunk) => chunk),
         (chunk) =>
-          messenger
-            .ask(
-              address(peer),
-              SnapshotChunkRpc,
-              { group: state.group, snapshotId: reply.snapshotId, chunk },
-              { timeoutMs: ASK_TIMEOUT_MS }
-            )
-            .pipe(
-              Effect.map((r) => r.entries),
-              Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` }))
-            )
+          askPeer(peer, SnapshotChunkRpc, { group: state.group, snapshotId: reply.snapshotId, chunk }).pipe(
+            Effect.map((r) => r.entries),
+            Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` }))
+          )
       )
       installSnapshot(state.kv, { stateHash: reply.snapshotHash, appliedCommands: reply.snapshotCommands, chunks })
       state.appliedInstance = reply.snapshotInstance - 1
