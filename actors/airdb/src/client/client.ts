@@ -194,6 +194,9 @@ const toStorageError =
   (e: { readonly _tag: string; readonly message: string }): AirDbError =>
     asAirDbError(operation, e, outcomeUnknown)
 
+/** Command entries one read of a tail sync asks for. */
+const SYNC_READ_RECORDS = 256
+
 const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed()
 
 class Client {
@@ -235,6 +238,10 @@ class Client {
   readonly chainChanged = Effect.runSync(Queue.sliding<void>(1))
 
   readonly telemetry: AirDbTelemetry
+  /** Index of the last command entry this client appended (-1: none yet). */
+  lastOwnEntry = -1
+  /** A batch of this client's waits at the timely bound (its writer takes on the snapshot, whoever wrote the tail). */
+  admitting = false
   fatal: StoreCorrupt | undefined
   closed = false
   readonly counters = {
@@ -381,14 +388,17 @@ class Client {
     return Effect.gen(function* () {
       self.counters.syncs++
       self.telemetry.onSync()
-      // The tail check: what was appended before it is read now; what comes after may be.
-      const tail = yield* self.cmdLog.size(self.cursor)
+      // The tail check: what was appended before it is read now; what comes after may be. A store that
+      // numbers its records reads up to its tail in the read itself (a read returns fewer records than asked
+      // only at the tail as it was then): the reads are the check, one storage call when nothing is new. A
+      // store addressed by bytes (Azure) is asked for its size first.
+      const tail = self.store.limits.byteAddressed ? yield* self.cmdLog.size(self.cursor) : undefined
       const checked = self.cursor.segment
       for (;;) {
         const c = self.cursor
-        const bound = c.segment === checked ? tail : undefined
+        const bound = tail !== undefined && c.segment === checked ? tail : undefined
         if (bound !== undefined && c.position >= bound && !self.cmdLog.isSealed(c)) break
-        const got = yield* self.cmdLog.read(c, 256, bound)
+        const got = yield* self.cmdLog.read(c, SYNC_READ_RECORDS, bound)
         if (got.records.length === 0) {
           // The read may have crossed into a new (empty) segment: the tail is there now.
           self.cursor = got.cursor
@@ -410,6 +420,8 @@ class Client {
         const history = yield* self.historyFor(entries)
         for (const [i, entry] of entries.entries()) self.applyEntry(entry, got.records[i]!.location, history)
         self.cursor = got.cursor
+        // Fewer than asked: the read reached the tail (what writers append meanwhile is the next bus's).
+        if (tail === undefined && got.records.length < SYNC_READ_RECORDS && !self.cmdLog.isSealed(self.cursor)) break
       }
       if (self.options.snapshots && needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
         yield* Queue.offer(self.snapshotBell, undefined)
@@ -454,6 +466,7 @@ class Client {
       else this.counters.aborted++
     }
     if (entry.writer === this.id) {
+      this.lastOwnEntry = entry.index
       this.ownBatches.set(entry.batch, outcomes)
       for (const o of outcomes) this.telemetry.onOwnOutcome(o._tag === "Committed")
     }
@@ -619,12 +632,19 @@ class Client {
       ) {
         if (!waited) self.counters.waitsOnInvariant++
         waited = true
+        self.admitting = true
         yield* Queue.offer(self.snapshotBell, undefined)
         yield* Effect.raceFirst(Queue.take(self.chainChanged), Effect.sleep(50))
         yield* self.syncStateLog()
         yield* self.syncCommandLog()
       }
-    })
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          self.admitting = false
+        })
+      )
+    )
   }
 
   // ---- the state log and the snapshotter ---------------------------------------------------------------------
@@ -704,12 +724,23 @@ class Client {
       yield* self.syncStateLog()
       const now = yield* Clock.currentTimeMillis
       const plan = planExtension(self.view, self.replay.next, now, self.id)
-      if (plan._tag === "Begin") yield* self.createSnapshot()
+      const duty = self.hasSnapshotDuty()
+      if (plan._tag === "Begin" && duty) yield* self.createSnapshot()
       else if (plan._tag === "Wait") yield* self.lookAgainAt(plan.untilMs - now)
       // A merge runs in a fiber of its own: a long one never holds up the next extension, which writers
       // may be waiting for (the timely bound).
-      if (!self.merging) yield* Queue.offer(self.mergeBell, undefined)
+      if (duty && !self.merging) yield* Queue.offer(self.mergeBell, undefined)
     })
+  }
+
+  /**
+   * Snapshot duty falls on the clients whose commands a snapshot would materialise: a client that only reads
+   * adopts the chain others publish and never pays for their writes beyond replaying them (isolation,
+   * §5.3.2). Writers held at the (1+ε)B bound ring the bell themselves (awaitAdmission), so the invariant
+   * never waits on a reader.
+   */
+  private hasSnapshotDuty(): boolean {
+    return this.lastOwnEntry >= chainEnd(this.view.chain) || this.admitting
   }
 
   /** One merge at a time, beside the extensions. */

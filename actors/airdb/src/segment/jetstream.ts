@@ -37,6 +37,8 @@ export interface JetStreamSegmentOptions {
   readonly storage?: "file" | "memory"
 }
 
+/** Direct gets of a read's first window. */
+const FIRST_READ_WINDOW = 4
 const API_WRONG_LAST_SEQUENCE = 10071
 const API_STREAM_NOT_FOUND = 10059
 /** nats-server's code for "maximum messages exceeded" under the discard-new policy. */
@@ -111,7 +113,9 @@ export const makeJetStreamSegmentStore = (
     const records = []
     let position = from
     while (records.length < maxRecords) {
-      const window = Math.min(readConcurrency, maxRecords - records.length)
+      // A read at the tail (a state log sync) finds nothing: the first window is small, so it costs a few
+      // gets, not a full window of misses.
+      const window = Math.min(records.length === 0 ? FIRST_READ_WINDOW : readConcurrency, maxRecords - records.length)
       const got = await Promise.all(Array.from({ length: window }, (_, i) => getRecord(segment, position + i)))
       const firstMissing = got.indexOf(undefined)
       for (const r of firstMissing < 0 ? got : got.slice(0, firstMissing)) records.push(r!)
