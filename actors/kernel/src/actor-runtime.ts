@@ -41,6 +41,7 @@ import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import { constVoid } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -221,24 +222,38 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     }
 
     // ---- handling ------------------------------------------------------------------------------------------
-    /** Runs one handler; a failure is reported, a defect is reported and then re-raised to crash the actor. */
-    const runHandler = (message: BusMessage, handler: Handler<S, R>, value: unknown) =>
+    /**
+     * Runs one handler; a failure is reported (and re-raised when `reraise`, for a span around it to see), a defect
+     * is reported and then re-raised to crash the actor.
+     */
+    const runHandler = (message: BusMessage, handler: Handler<S, R>, value: unknown, reraise: boolean) =>
       Effect.suspend(() => {
         const startedMs = performance.now()
-        return Effect.flatMap(Effect.exit(handler.handle(value, context)), (exit) => {
+        const handled = () => {
           const elapsedMs = performance.now() - startedMs
           stats.recordLatency(elapsedMs)
           metrics.handleLatencyMs(elapsedMs)
-          if (Exit.isSuccess(exit)) {
+        }
+        return Effect.matchCauseEffect(handler.handle(value, context), {
+          onSuccess: (reply) => {
+            handled()
             stats.handled++
             metrics.handled(1)
-            return replyValue(message, handler, exit.value)
+            return replyValue(message, handler, reply)
+          },
+          onFailure: (cause) => {
+            handled()
+            return handlerFailed(message, handler, cause, reraise)
           }
-          return handlerFailed(message, handler, exit.cause)
         })
       })
 
-    const handlerFailed = (message: BusMessage, handler: Handler<S, R>, cause: Cause.Cause<HandlerFailure>) =>
+    const handlerFailed = (
+      message: BusMessage,
+      handler: Handler<S, R>,
+      cause: Cause.Cause<HandlerFailure>,
+      reraise: boolean
+    ) =>
       Effect.gen(function* () {
         stats.errored++
         metrics.errored(1)
@@ -248,7 +263,8 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
             Effect.annotateLogs({ ...logContext, subject: message.subject, type: handler.request.$type })
           )
           yield* replyError(message, errorCodeOf(failure.value), failureMessage(failure.value), handler.request.$type)
-          return yield* Effect.fail(failure.value)
+          if (reraise) return yield* Effect.fail(failure.value)
+          return
         }
         yield* replyError(
           message,
@@ -309,11 +325,17 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     /** Handles one delivery. Failures are already reported; only defects escape. */
     const handleDelivery = (delivery: Delivery): Effect.Effect<void, never, R> => {
       if (delivery._tag === "Single") {
+        const { message, handler, value } = delivery
+        // With no span to record a failure in, the handler's own steps are all there is to run.
+        if (!tracing && !message.headers.has(TRACEPARENT_HEADER)) {
+          // Not re-raised: the failure is reported and ends there.
+          return runHandler(message, handler, value, false) as Effect.Effect<void, never, R>
+        }
         return Effect.catchAll(
           inProcessSpan(
-            delivery.message,
-            { [ATTR_REEF_MESSAGE_TYPE]: delivery.handler.request.$type },
-            runHandler(delivery.message, delivery.handler, delivery.value)
+            message,
+            { [ATTR_REEF_MESSAGE_TYPE]: handler.request.$type },
+            runHandler(message, handler, value, true)
           ),
           ignoreFailure
         )
@@ -379,7 +401,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
               inProcessSpan(
                 message,
                 { [ATTR_REEF_MESSAGE_TYPE]: type },
-                runHandler(message, handler, decoded.right)
+                runHandler(message, handler, decoded.right, true)
               ).pipe(
                 Effect.catchAll(() => Effect.void),
                 Effect.catchAllDefect((defect) => Effect.logError("concurrent handler died", defect))
@@ -405,14 +427,28 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           })
     )
 
-    const processLoop: Effect.Effect<void, never, R> = Effect.gen(function* () {
-      yield* Ref.set(status, ActorStatus.ACTOR_STATUS_RUNNING)
-      while (true) {
-        const item = yield* nextItem
-        if (item === END) return
-        yield* handleDelivery(item)
-      }
+    // A loop of plain steps, not a generator: it runs once per delivery.
+    let ended = false
+    const handleItem = (item: MailboxItem): Effect.Effect<void, never, R> => {
+      if (item !== END) return handleDelivery(item)
+      ended = true
+      return Effect.void
+    }
+    const takeAndHandle = Effect.flatMap(Queue.takeBetween(mailbox, 1, 256), (chunk) => {
+      for (const item of chunk) pending.push(item)
+      return handleItem(pending.shift()!)
     })
+    const processLoop: Effect.Effect<void, never, R> = Effect.zipRight(
+      Ref.set(status, ActorStatus.ACTOR_STATUS_RUNNING),
+      Effect.suspend(() => {
+        ended = false
+        return Effect.whileLoop({
+          while: () => !ended,
+          body: () => (pending.length > 0 ? handleItem(pending.shift()!) : takeAndHandle),
+          step: constVoid
+        })
+      })
+    )
 
     /** After the supervisor gives up: answer every ask with STOPPED, count and log every tell. */
     const rejectLoop = Effect.gen(function* () {

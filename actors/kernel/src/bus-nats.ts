@@ -167,30 +167,30 @@ export const makeNatsBus = (nc: NatsConnection) => {
         try: () => nc.publish(subject, data, { headers: toNatsHeaders(headers) }),
         catch: (cause) => new BusError({ operation: `publish ${subject}`, cause })
       }),
+    // No canceler: an interrupt hook costs an ask as much as the rest of its Effect steps. An interrupted ask's
+    // entry stays until its timeout (bounded by the ask rate times the timeout) and its late reply is ignored.
     request: (subject, data, headers, timeoutMs) =>
-      Effect.async<BusMessage, AskTimeoutError | UnavailableError | BusError>((resume) =>
-        Effect.sync(
-          inbox.request(subject, data, toNatsHeaders(headers), timeoutMs, (failure, reply) => {
-            if (failure === undefined) return resume(Effect.succeed(toBusMessage(reply!)))
-            switch (failure._tag) {
-              case "Timeout":
-                return resume(Effect.fail(new AskTimeoutError({ subject, timeoutMs })))
-              case "NoResponders":
-                return resume(Effect.fail(new UnavailableError({ subject, reason: "no responders" })))
-              case "Closed":
-                return resume(Effect.fail(new UnavailableError({ subject, reason: "connection closed" })))
-              case "Failed":
-                return resume(
-                  Effect.fail(
-                    nc.isClosed() || nc.isDraining()
-                      ? new UnavailableError({ subject, reason: "connection closed" })
-                      : new BusError({ operation: `request ${subject}`, cause: failure.cause })
-                  )
+      Effect.async<BusMessage, AskTimeoutError | UnavailableError | BusError>((resume) => {
+        inbox.request(subject, data, toNatsHeaders(headers), timeoutMs, (failure, reply) => {
+          if (failure === undefined) return resume(Effect.succeed(toBusMessage(reply!)))
+          switch (failure._tag) {
+            case "Timeout":
+              return resume(Effect.fail(new AskTimeoutError({ subject, timeoutMs })))
+            case "NoResponders":
+              return resume(Effect.fail(new UnavailableError({ subject, reason: "no responders" })))
+            case "Closed":
+              return resume(Effect.fail(new UnavailableError({ subject, reason: "connection closed" })))
+            case "Failed":
+              return resume(
+                Effect.fail(
+                  nc.isClosed() || nc.isDraining()
+                    ? new UnavailableError({ subject, reason: "connection closed" })
+                    : new BusError({ operation: `request ${subject}`, cause: failure.cause })
                 )
-            }
-          })
-        )
-      ),
+              )
+          }
+        })
+      }),
     respond: (to, data, headers) =>
       to.reply === undefined
         ? Effect.void

@@ -115,12 +115,11 @@ export const makeMessenger = Effect.gen(function* () {
   const bus = yield* Bus
   const config = yield* KernelConfig
 
-  const checkAddress = (address: ActorAddress) => {
-    const problem = addressProblem(address)
-    return problem === undefined ? Effect.void : Effect.fail(new InvalidAddressError({ reason: problem }))
-  }
-  const checkRole = (role: string) =>
-    isValidToken(role) ? Effect.void : Effect.fail(new InvalidAddressError({ reason: `invalid role "${role}"` }))
+  // Address checks and encoding happen when a send is made (both are pure), so a send that cannot go out is
+  // one failed Effect and one that can is no more steps than its publish or request: sends are hot paths.
+  const checked = <A, E>(problem: string | undefined, send: () => Effect.Effect<A, E>) =>
+    problem === undefined ? send() : Effect.fail(new InvalidAddressError({ reason: problem }))
+  const roleProblem = (role: string) => (isValidToken(role) ? undefined : `invalid role "${role}"`)
 
   const encode = <A>(codec: Codec<A>, message: A) => encodeChecked(codec, message, config.maxPayloadBytes)
 
@@ -151,54 +150,62 @@ export const makeMessenger = Effect.gen(function* () {
       (parent) => bus.publish(subject, bytes, headersFor(type, parent))
     )
 
-  const tellSubject = <A>(subject: string, codec: Codec<A>, message: A) =>
-    Effect.flatMap(encode(codec, message), (bytes) => publish(subject, codec.$type, bytes))
+  const tellSubject = <A>(subject: string, codec: Codec<A>, message: A): Effect.Effect<void, SendError> => {
+    const bytes = encode(codec, message)
+    return Either.isLeft(bytes) ? Effect.fail(bytes.left) : publish(subject, codec.$type, bytes.right)
+  }
 
-  const askSubject = <A, B>(subject: string, protocol: Rpc<A, B>, message: A, options?: AskOptions) => {
+  const askSubject = <A, B>(
+    subject: string,
+    protocol: Rpc<A, B>,
+    message: A,
+    options: AskOptions | undefined
+  ): Effect.Effect<B, AskError> => {
+    const bytes = encode(protocol.request, message)
+    if (Either.isLeft(bytes)) return Effect.fail(bytes.left)
     const timeoutMs = options?.timeoutMs ?? config.askTimeoutMs
     const type = protocol.request.$type
     const decode = (reply: BusMessage) => decodeReply(subject, protocol.reply, reply)
-    return Effect.flatMap(encode(protocol.request, message), (bytes) =>
-      whenTracing(
-        () =>
-          outgoingHeaders(type).pipe(
-            Effect.flatMap((headers) => bus.request(subject, bytes, headers, timeoutMs)),
-            Effect.flatMap(decode),
-            withMessagingSpan("send", subject, {
-              attributes: { ...typeAttribute(type, bytes.length), [ATTR_REEF_ASK]: true }
-            })
-          ),
-        (parent) => Effect.flatMap(bus.request(subject, bytes, headersFor(type, parent), timeoutMs), decode)
-      )
+    return whenTracing(
+      () =>
+        outgoingHeaders(type).pipe(
+          Effect.flatMap((headers) => bus.request(subject, bytes.right, headers, timeoutMs)),
+          Effect.flatMap(decode),
+          withMessagingSpan("send", subject, {
+            attributes: { ...typeAttribute(type, bytes.right.length), [ATTR_REEF_ASK]: true }
+          })
+        ),
+      (parent) => Effect.flatMap(bus.request(subject, bytes.right, headersFor(type, parent), timeoutMs), decode)
     )
   }
 
   return Messenger.of({
-    tell: (to, codec, message) => Effect.zipRight(checkAddress(to), tellSubject(actorSubject(to), codec, message)),
+    tell: (to, codec, message) => checked(addressProblem(to), () => tellSubject(actorSubject(to), codec, message)),
     tellMany: (to, codec, messages) =>
-      Effect.gen(function* () {
-        yield* checkAddress(to)
-        if (messages.length === 0) return
+      checked(addressProblem(to), (): Effect.Effect<void, SendError> => {
+        if (messages.length === 0) return Effect.void
         const bytes = encodeBatch(codec, messages)
         if (bytes.length > config.maxPayloadBytes) {
-          return yield* new OversizedMessageError({
-            type: EnvelopeBatch.$type,
-            sizeBytes: bytes.length,
-            limitBytes: config.maxPayloadBytes
-          })
+          return Effect.fail(
+            new OversizedMessageError({
+              type: EnvelopeBatch.$type,
+              sizeBytes: bytes.length,
+              limitBytes: config.maxPayloadBytes
+            })
+          )
         }
-        yield* publish(actorSubject(to), EnvelopeBatch.$type, bytes, {
+        return publish(actorSubject(to), EnvelopeBatch.$type, bytes, {
           "messaging.batch.message_count": messages.length
         })
       }),
     tellAny: (role, codec, message) =>
-      Effect.zipRight(checkRole(role), tellSubject(anyInstanceSubject(config.cluster, role), codec, message)),
+      checked(roleProblem(role), () => tellSubject(anyInstanceSubject(config.cluster, role), codec, message)),
     broadcast: (role, codec, message) =>
-      Effect.zipRight(checkRole(role), tellSubject(broadcastSubject(config.cluster, role), codec, message)),
+      checked(roleProblem(role), () => tellSubject(broadcastSubject(config.cluster, role), codec, message)),
     ask: (to, protocol, message, options) =>
-      Effect.zipRight(checkAddress(to), askSubject(actorSubject(to), protocol, message, options)),
+      checked(addressProblem(to), () => askSubject(actorSubject(to), protocol, message, options)),
     askAny: (role, protocol, message, options) =>
-      Effect.zipRight(checkRole(role), askSubject(anyInstanceSubject(config.cluster, role), protocol, message, options))
+      checked(roleProblem(role), () => askSubject(anyInstanceSubject(config.cluster, role), protocol, message, options))
   })
 })
 

@@ -20,15 +20,14 @@ const TOKEN = /^[A-Za-z0-9_\-$]+$/
 /** True when `token` can be one token of a NATS subject under the Reef scheme. */
 export const isValidToken = (token: string): boolean => TOKEN.test(token) && token.length <= 64
 
-/** The reason an address cannot be used, or undefined when it is valid. */
+const tokenProblem = (field: string, value: string): string | undefined =>
+  isValidToken(value) ? undefined : `${field} "${value}" must match ${TOKEN.source} (at most 64 characters)`
+
+/** The reason an address cannot be used, or undefined when it is valid. Allocates nothing for a valid one: asks check. */
 export const addressProblem = (address: ActorAddress): string | undefined => {
-  for (const [field, value] of [
-    ["cluster", address.cluster],
-    ["role", address.role],
-    ["id", address.id]
-  ] as const) {
-    if (!isValidToken(value)) return `${field} "${value}" must match ${TOKEN.source} (at most 64 characters)`
-  }
+  const problem =
+    tokenProblem("cluster", address.cluster) ?? tokenProblem("role", address.role) ?? tokenProblem("id", address.id)
+  if (problem !== undefined) return problem
   if (address.id === ANY_ID || address.id === ALL_ID) return `id "${address.id}" is reserved`
   if (address.role === PRESENCE_TOKEN) return `role "${PRESENCE_TOKEN}" is reserved`
   return undefined
