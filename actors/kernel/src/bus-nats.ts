@@ -2,7 +2,7 @@
  * Bus over a real NATS connection (nats.js 3). The connection reconnects forever after a server restart;
  * subscriptions are re-established by nats.js, so actors resume without being rebuilt.
  */
-import { type Msg, type MsgHdrs, MsgHdrsImpl, type NatsConnection, headers as natsHeaders } from "@nats-io/nats-core"
+import type { Msg, NatsConnection } from "@nats-io/nats-core"
 import { Svcm } from "@nats-io/services"
 import { connect } from "@nats-io/transport-node"
 import * as Context from "effect/Context"
@@ -12,8 +12,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Bus, type BusEvent, type BusMessage, FixedHeaders, guardedListener, type Headers } from "./bus.js"
+import { Bus, type BusEvent, type BusMessage, guardedListener } from "./bus.js"
 import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
+import { ReceivedHeaders, toNatsHeaders } from "./nats-headers.js"
 import { makeReplyInbox } from "./reply-inbox.js"
 
 export interface NatsOptions {
@@ -75,61 +76,22 @@ export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, Bus
     )
   )
 
-/** A fixed header set's NATS form, encoded once on first use (nats.js encodes headers on every publish). */
-class EncodedOnce extends MsgHdrsImpl {
-  private bytes: Uint8Array | undefined
-
-  override encode(): Uint8Array {
-    if (this.bytes === undefined) this.bytes = super.encode()
-    return this.bytes
-  }
-}
-
-const encodedFixed = new WeakMap<FixedHeaders, MsgHdrs>()
-
-const natsHeadersOf = (headers: Headers, target: MsgHdrs): MsgHdrs => {
-  for (const [k, v] of headers) target.set(k, v)
-  return target
-}
-
-const toNatsHeaders = (headers: Headers | undefined): MsgHdrs | undefined => {
-  if (headers === undefined || headers.size === 0) return undefined
-  if (!(headers instanceof FixedHeaders)) return natsHeadersOf(headers, natsHeaders())
-  let encoded = encodedFixed.get(headers)
-  if (encoded === undefined) {
-    encoded = natsHeadersOf(headers, new EncodedOnce())
-    encodedFixed.set(headers, encoded)
-  }
-  return encoded
-}
-
-const NO_HEADERS: Headers = new FixedHeaders([])
-
-const fromNatsHeaders = (h: MsgHdrs | undefined): Headers => {
-  if (h === undefined) return NO_HEADERS
-  const out = new Map<string, string>()
-  // The decoded headers' own map: MsgHdrs.get builds two arrays per lookup.
-  if (h instanceof MsgHdrsImpl) {
-    for (const [k, values] of h.headers) out.set(k, values[0] ?? "")
-    return out
-  }
-  for (const k of h.keys()) out.set(k, h.get(k))
-  return out
-}
-
 const busEventOf: Partial<Record<string, BusEvent>> = {
   disconnect: { _tag: "Disconnected" },
   reconnect: { _tag: "Reconnected" },
   close: { _tag: "Closed" }
 }
 
-const toBusMessage = (m: Msg): BusMessage => ({
-  subject: m.subject,
+/** A BusMessage of `m`; `subject` when the caller knows it (an exact subscription's), saving its decoding. */
+const toBusMessage = (m: Msg, headers: ReceivedHeaders, subject?: string): BusMessage => ({
+  subject: subject ?? m.subject,
   data: m.data,
-  headers: fromNatsHeaders(m.headers),
+  headers: headers.of(m),
   // Service messages carry "" when the sender expects no reply.
   reply: m.reply === "" ? undefined : m.reply
 })
+
+const isWildcard = (subject: string) => subject.includes("*") || subject.includes(">")
 
 /**
  * `iterable` whose iterators' `return()` does not wait. Per the async-generator rules a `return()` queues
@@ -151,9 +113,13 @@ const withPromptReturn = <A>(iterable: AsyncIterable<A>): AsyncIterable<A> => ({
 })
 
 /** Turns a nats.js async iterator into a Stream that ends when the iterator does (after a drain). */
-const iterableStream = (iterable: AsyncIterable<Msg>, operation: string): Stream.Stream<BusMessage> =>
+const iterableStream = (
+  iterable: AsyncIterable<Msg>,
+  headers: ReceivedHeaders,
+  operation: string
+): Stream.Stream<BusMessage> =>
   Stream.fromAsyncIterable(withPromptReturn(iterable), (cause) => new BusError({ operation, cause })).pipe(
-    Stream.map(toBusMessage),
+    Stream.map((m) => toBusMessage(m, headers)),
     Stream.catchAll((error) =>
       Stream.fromEffect(Effect.logWarning("subscription ended with an error", error)).pipe(Stream.drain)
     )
@@ -161,6 +127,7 @@ const iterableStream = (iterable: AsyncIterable<Msg>, operation: string): Stream
 
 export const makeNatsBus = (nc: NatsConnection) => {
   const inbox = makeReplyInbox(nc)
+  const received = new ReceivedHeaders()
   return Bus.of({
     publish: (subject, data, headers) =>
       Effect.try({
@@ -172,7 +139,7 @@ export const makeNatsBus = (nc: NatsConnection) => {
     request: (subject, data, headers, timeoutMs) =>
       Effect.async<BusMessage, AskTimeoutError | UnavailableError | BusError>((resume) => {
         inbox.request(subject, data, toNatsHeaders(headers), timeoutMs, (failure, reply) => {
-          if (failure === undefined) return resume(Effect.succeed(toBusMessage(reply!)))
+          if (failure === undefined) return resume(Effect.succeed(toBusMessage(reply!, received)))
           switch (failure._tag) {
             case "Timeout":
               return resume(Effect.fail(new AskTimeoutError({ subject, timeoutMs })))
@@ -209,7 +176,7 @@ export const makeNatsBus = (nc: NatsConnection) => {
             () => sub.drain(),
             () => sub.unsubscribe()
           )
-      ).pipe(Effect.map((sub) => iterableStream(sub, `subscription ${subject}`))),
+      ).pipe(Effect.map((sub) => iterableStream(sub, received, `subscription ${subject}`))),
     listen: (subject, onMessage, onError) =>
       Effect.acquireRelease(
         Effect.try({
@@ -218,7 +185,7 @@ export const makeNatsBus = (nc: NatsConnection) => {
             return nc.subscribe(subject, {
               callback: (error, m) =>
                 error === null
-                  ? listener(toBusMessage(m))
+                  ? listener(toBusMessage(m, received))
                   : onError(new BusError({ operation: `listen ${subject}`, cause: error }))
             })
           },
@@ -250,13 +217,14 @@ export const makeNatsBus = (nc: NatsConnection) => {
           (svc) => boundedRelease(() => svc.stop().then(() => undefined), constVoid)
         )
         for (const endpoint of spec.endpoints) {
+          const subject = isWildcard(endpoint.subject) ? undefined : endpoint.subject
           yield* Effect.try({
             try: () =>
               service.addEndpoint(endpoint.name, {
                 subject: endpoint.subject,
                 ...(endpoint.queue ? { queue: endpoint.queue } : {}),
                 handler: (error, msg) => {
-                  if (error === null) onMessage(toBusMessage(msg as unknown as Msg))
+                  if (error === null) onMessage(toBusMessage(msg as unknown as Msg, received, subject))
                 }
               }),
             catch: (cause) => new BusError({ operation: `serve ${endpoint.subject}`, cause })
