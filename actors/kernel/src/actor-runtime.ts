@@ -418,11 +418,18 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     // ---- processing and supervision ------------------------------------------------------------------------
     /** Items taken from the mailbox but not yet handled: survives a crash so nothing taken is lost. */
     const pending: Array<MailboxItem> = []
+    const TAKE_AT_ONCE = 256
+    // What is waiting (one step, no chunk appends), or the next item when nothing is.
+    const takeItems: Effect.Effect<Iterable<MailboxItem>> = Effect.flatMap(
+      Queue.takeUpTo(mailbox, TAKE_AT_ONCE),
+      (chunk): Effect.Effect<Iterable<MailboxItem>> =>
+        chunk.length > 0 ? Effect.succeed(chunk) : Effect.map(Queue.take(mailbox), (item) => [item])
+    )
     const nextItem = Effect.suspend(() =>
       pending.length > 0
         ? Effect.succeed(pending.shift()!)
-        : Effect.map(Queue.takeBetween(mailbox, 1, 256), (chunk) => {
-            for (const item of chunk) pending.push(item)
+        : Effect.map(takeItems, (items) => {
+            for (const item of items) pending.push(item)
             return pending.shift()!
           })
     )
@@ -434,8 +441,8 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       ended = true
       return Effect.void
     }
-    const takeAndHandle = Effect.flatMap(Queue.takeBetween(mailbox, 1, 256), (chunk) => {
-      for (const item of chunk) pending.push(item)
+    const takeAndHandle = Effect.flatMap(takeItems, (items) => {
+      for (const item of items) pending.push(item)
       return handleItem(pending.shift()!)
     })
     const processLoop: Effect.Effect<void, never, R> = Effect.zipRight(

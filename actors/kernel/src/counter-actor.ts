@@ -42,7 +42,10 @@ export const counterActor = defineActor<CounterState>({
     // Tells arrive in groups (tellMany): one state update per group, not per message.
     onTellBatch(CounterAdd, (adds, { state }) => Ref.update(state, (s) => addAll(s, adds))),
     onAsk(CounterAddRpc, (m, { state }) =>
-      Ref.updateAndGet(state, (s) => add(s, m.key, m.amount)).pipe(Effect.map((s) => counterValue(s, m.key)))
+      Ref.modify(state, (s): [CounterValue, CounterState] => {
+        const next = add(s, m.key, m.amount)
+        return [counterValue(next, m.key), next]
+      })
     ),
     onAsk(CounterGetRpc, (m, { state }) => Effect.map(Ref.get(state), (s) => counterValue(s, m.key))),
     onAsk(CounterFailRpc, (m) =>
