@@ -100,15 +100,22 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     const burstTxs = quick ? 20_000 : 60_000
     for (const w of h.workers) w.renice(19)
     const dispatch: Array<{ policy: PolicyName; separation: Separation; result: ExperimentResult }> = []
+    // Other sessions' load only ever slows a burst down: the best of a few is the closest to the coordinator's own.
+    const repetitions = quick ? 1 : 2
     for (const d of DISPATCH_POLICIES(quick)) {
-      const result = await runConfiguration(h, WORKERS, 2, {
-        params: { policy: d.policy, separation: d.separation },
-        windowMs: 1,
-        blockIntervalMs: 20,
-        maxBlockTxs: 2000,
-        workload: { keys: 10_000_000, objectsPerTx: 2, zipf: 0, statelessCostUs: 0, statefulCostUs: 0 },
-        load: { kind: "burst", txs: burstTxs }
-      })
+      let result: ExperimentResult | undefined
+      for (let i = 0; i < repetitions; i++) {
+        const r = await runConfiguration(h, WORKERS, 2, {
+          params: { policy: d.policy, separation: d.separation },
+          windowMs: 1,
+          blockIntervalMs: 20,
+          maxBlockTxs: 2000,
+          workload: { keys: 10_000_000, objectsPerTx: 2, zipf: 0, statelessCostUs: 0, statefulCostUs: 0 },
+          load: { kind: "burst", txs: burstTxs }
+        })
+        if (result === undefined || r.dispatchTps > result.dispatchTps) result = r
+      }
+      if (result === undefined) throw new Error("no dispatch burst ran")
       dispatch.push({ ...d, result })
       rows.push(["Fig. 11 (processes)", `${d.policy}, separation ${d.separation}`, "", result.dispatchTps, "", "", ""])
       say(
@@ -169,7 +176,8 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       coordinatorDispatchTps: remoraPath.dispatchTps,
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
-        `${burstTxs} transactions admitted at once, then committed transactions dispatched per CPU-second of the ` +
+        `${burstTxs} transactions admitted at once (best of ${quick ? 1 : 2} bursts), then committed transactions ` +
+        "dispatched per CPU-second of the " +
         "coordinator process (stateless tasks at proposal, planning, version assignment, per-worker batched tells " +
         "over NATS to 8 worker processes at nice 19, and their reports); admission is reported apart",
       dispatch: Object.fromEntries(

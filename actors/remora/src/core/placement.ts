@@ -29,15 +29,18 @@ export interface Candidates {
   readonly load: Float64Array
 }
 
-/** Key ids: a whole array, or a transaction's slice of a block's ids. */
+/** Key ids: a slice of an array (a transaction's keys in a block, a component's footprint). */
 export interface KeySpan {
   readonly ids: Int32Array
   readonly from: number
   readonly to: number
 }
 
+/** Owner codes whose count `ownedCounts` raised, to zero them again (reused: one allocation per process). */
+const touched: Array<number> = []
+
 /** Counts how many of `keys` each owner code owns; `counts` is indexed by code and left zeroed for reuse. */
-const ownedCounts = (keys: KeySpan, owners: MetadataReader, counts: Int32Array, touched: Array<number>) => {
+const ownedCounts = (keys: KeySpan, owners: MetadataReader, counts: Int32Array) => {
   for (let i = keys.from; i < keys.to; i++) {
     const owner = ownerOf(owners.get(keys.ids[i]!))
     if (owner === 0 || owner >= counts.length) continue
@@ -59,8 +62,7 @@ export const bestCandidate = (
   counts: Int32Array
 ): number => {
   const codes = candidates.codes
-  const touched: Array<number> = []
-  if (weights.locality > 0) ownedCounts(keys, owners, counts, touched)
+  if (weights.locality > 0) ownedCounts(keys, owners, counts)
   let maxLoad = 0
   if (weights.load > 0) for (const c of codes) maxLoad = Math.max(maxLoad, candidates.load[c]!)
   let best = -Infinity
@@ -82,6 +84,7 @@ export const bestCandidate = (
     }
   }
   for (const c of touched) counts[c] = 0
+  touched.length = 0
   return chosen
 }
 

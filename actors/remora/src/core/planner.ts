@@ -77,9 +77,11 @@ const placeSubgraphs = <P>(
   for (let t = 0; t < txs.length; t++) weight[g.ofTx[t]!]! += statefulWeight(txs[t]!)
   const chosen = new Int32Array(g.count)
   const counts = scratch.countsFor(candidates.load.length)
+  const span = { ids: g.keyIds, from: 0, to: 0 }
   for (let c = 0; c < g.count; c++) {
-    const ids = g.keys[c]!
-    const w = bestCandidate({ ids, from: 0, to: ids.length }, meta, candidates, SFS_WEIGHTS, prng, counts)
+    span.from = g.keyStart[c]!
+    span.to = g.keyStart[c + 1]!
+    const w = bestCandidate(span, meta, candidates, SFS_WEIGHTS, prng, counts)
     chosen[c] = w
     candidates.load[w]! += weight[c]!
   }

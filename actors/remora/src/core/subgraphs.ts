@@ -25,8 +25,10 @@ export interface Subgraphs {
   readonly count: number
   /** Component of each transaction, numbered 0.. in order of first appearance in the batch. */
   readonly ofTx: Int32Array
-  /** The object footprint K of each component: its distinct key ids. */
-  readonly keys: ReadonlyArray<Int32Array>
+  /** The object footprint K of component c, its distinct key ids: keyIds[keyStart[c] .. keyStart[c+1]) (one flat
+   *  array: a batch of independent transactions has as many components as transactions). */
+  readonly keyIds: Int32Array
+  readonly keyStart: Int32Array
   /** Transactions per component. */
   readonly sizes: Int32Array
 }
@@ -108,20 +110,19 @@ export const subgraphs = (block: KeyedBlock, keyCount: number, scratch: Subgraph
     ofTx[t] = c
     sizes[c]!++
   }
-  const counts = new Int32Array(sizes.length)
+  const count = sizes.length
+  const keyStart = new Int32Array(count + 1)
   const componentOfNode = new Int32Array(nodes)
   for (let n = 0; n < nodes; n++) {
     const c = componentOfRoot[find(parent, n)]!
     componentOfNode[n] = c
-    counts[c]!++
+    keyStart[c + 1]!++
   }
-  const keys = Array.from(counts, (k) => new Int32Array(k))
-  counts.fill(0)
-  for (let n = 0; n < nodes; n++) {
-    const c = componentOfNode[n]!
-    keys[c]![counts[c]!++] = keyOfNode[n]!
-  }
-  return { count: sizes.length, ofTx, keys, sizes: Int32Array.from(sizes) }
+  for (let c = 0; c < count; c++) keyStart[c + 1]! += keyStart[c]!
+  const fill = keyStart.slice(0, count)
+  const keyIds = new Int32Array(nodes)
+  for (let n = 0; n < nodes; n++) keyIds[fill[componentOfNode[n]!]!++] = keyOfNode[n]!
+  return { count, ofTx, keyIds, keyStart, sizes: Int32Array.from(sizes) }
 }
 
 /** Interns `txs`' keys into `index` as a KeyedBlock. */
@@ -145,7 +146,10 @@ export const subgraphsOf = (
 ): Subgraphs & { readonly names: ReadonlyArray<ReadonlyArray<Key>> } => {
   const index = new KeyIndex()
   const g = subgraphs(keyedBlock(txs, index), index.size, new SubgraphScratch())
-  return { ...g, names: g.keys.map((ids) => Array.from(ids, (id) => index.name(id))) }
+  const names = Array.from({ length: g.count }, (_, c) =>
+    Array.from(g.keyIds.subarray(g.keyStart[c], g.keyStart[c + 1]), (id) => index.name(id))
+  )
+  return { ...g, names }
 }
 
 /**
