@@ -149,8 +149,9 @@ describe("Remora processes with a POPUC group ordering the blocks", () => {
   const fixture = remoraCluster({
     cluster: "remora-popuc",
     coordinatorArgs: async (harness, natsUrl) => {
-      const group = await startGroup(harness, { n: 3, natsUrl, cluster: "remora-popuc" })
-      return ["--consensus", "popuc", "--popuc-replicas", group.addresses.join(",")]
+      await startGroup(harness, { n: 3, natsUrl, cluster: "remora-popuc" })
+      // Found through presence, as `reef up --remora-consensus popuc` does.
+      return ["--consensus", "popuc", "--popuc-group", "kv", "--popuc-min-replicas", "3"]
     }
   })
 

@@ -2,10 +2,11 @@
  * `reef run worker`: one Remora worker actor on the kernel, talking to its coordinator and peers over NATS.
  */
 import { randomUUID } from "node:crypto"
-import { type Codec, KernelConfig, Messenger, spawn } from "@reef/kernel"
+import { type Codec, KernelConfig, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { workerActor } from "./worker-actor.js"
 import { defaultWorkerOptions, WorkerDriver, type WorkerOptions } from "./worker-driver.js"
@@ -58,6 +59,14 @@ export const runWorker = (options: RunWorkerOptions) =>
     })
     yield* spawn(workerActor(makeDriver, warn), id, { incarnation: resolved.incarnation })
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close()))
+    // Presence: what it has executed and holds, for `reef status`.
+    const presence = yield* Effect.serviceOption(PresenceDetails)
+    if (Option.isSome(presence)) {
+      yield* presence.value.reportStatus(
+        { role: WORKER_ROLE, id },
+        Effect.sync(() => current?.status() ?? {})
+      )
+    }
     const handle: WorkerHandle = { id, options: resolved, driver: () => current }
     return handle
   })

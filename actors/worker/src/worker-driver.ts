@@ -90,6 +90,9 @@ export class WorkerDriver {
   private completions: Array<Completion> = []
   private statelessDoneUs = 0
   private statelessDone = 0
+  /** Stateful parts completed and lease transfers received since start (the role status `reef status` shows). */
+  private executedTotal = 0
+  private leasesIn = 0
   private reportScheduled = false
   private readonly ticker: ReturnType<typeof setInterval>
   private readonly reporter: ReturnType<typeof setInterval>
@@ -149,6 +152,8 @@ export class WorkerDriver {
     try {
       for (let next = this.inputs.shift(); next !== undefined; next = this.inputs.shift()) {
         this.observeInput(next)
+        if (next._tag === "ObjectArrived" && next.value !== undefined && next.from !== COORDINATOR_SOURCE)
+          this.leasesIn++
         for (const output of stepWorker(this.core, next)) this.perform(output)
       }
     } finally {
@@ -161,6 +166,18 @@ export class WorkerDriver {
     return held === undefined
       ? { held: false, version: 0, value: Buffer.alloc(0) }
       : { held: true, version: held.version, value: Buffer.from(held.value) }
+  }
+
+  /** What the worker's heartbeats carry for `reef status`. */
+  status(): Record<string, string> {
+    const load = workerLoad(this.core)
+    return {
+      executed: String(this.executedTotal),
+      objects: String(this.core.objects.size),
+      "leases in": String(this.leasesIn),
+      busy: `${load.busyCores}/${this.options.cores}`,
+      waiting: String(load.waiting + load.queued)
+    }
   }
 
   /** Digest of every object version held here (the coordinator adds the workers' digests up). */
@@ -212,6 +229,7 @@ export class WorkerDriver {
         this.tokenReplies.push(o.to, { txId: o.txId, valid: o.valid, from: this.options.id })
         break
       case "Completed":
+        this.executedTotal++
         this.completions.push(completionToWire(o))
         this.scheduleReport()
         break

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import { bad, Opt, ok, parseAddress } from "../cli/spec.js"
-import { defineRole } from "./role.js"
+import { defineRole, roleStatusColumns } from "./role.js"
 
 /** gRPC port of `reef up`'s coordinator. */
 export const DEFAULT_EXECUTION_PORT = 7401
@@ -193,18 +193,5 @@ export const coordinatorRole = defineRole({
       ]
     }
   },
-  status: {
-    headers: ["consensus", "accepted", "committed", "completed", "blocks", "workers"],
-    cells: (members) =>
-      new Map(
-        members.map((m) => {
-          const s = m.lastHeartbeat?.roleStatus ?? {}
-          const cell = (key: string) => s[key] ?? "-"
-          return [
-            m,
-            [cell("consensus"), cell("accepted"), cell("committed"), cell("completed"), cell("blocks"), cell("workers")]
-          ]
-        })
-      )
-  }
+  status: roleStatusColumns(["consensus", "accepted", "committed", "completed", "blocks", "workers"])
 })

@@ -69,6 +69,18 @@ export interface RoleStatusColumns {
   readonly cells: (members: ReadonlyArray<Member>, nowMs: number) => ReadonlyMap<Member, ReadonlyArray<string>>
 }
 
+/** Columns that show role-status keys as they are, one column per key (named like it). */
+export const roleStatusColumns = (keys: ReadonlyArray<string>): RoleStatusColumns => ({
+  headers: keys,
+  cells: (members) =>
+    new Map(
+      members.map((m) => {
+        const status = m.lastHeartbeat?.roleStatus ?? {}
+        return [m, keys.map((k) => status[k] ?? "-")]
+      })
+    )
+})
+
 export interface RoleSpec<O extends Options = Options, U extends Options = Options> {
   readonly role: string
   /** One line: `reef run --help` lists every role with it. */

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
-import { defineRole } from "./role.js"
+import { defineRole, roleStatusColumns } from "./role.js"
 
 export const workerRole = defineRole({
   role: "worker",
@@ -28,5 +28,6 @@ export const workerRole = defineRole({
       const { runWorker } = yield* Effect.promise(() => import("@reef/worker"))
       yield* runWorker({ id: context.id, cores: input.cores, coordinator: input.coordinator })
       return { description: `worker ${context.id} cores ${input.cores} coordinator ${input.coordinator}` }
-    })
+    }),
+  status: roleStatusColumns(["executed", "objects", "leases in", "busy", "waiting"])
 })
