@@ -31,50 +31,58 @@ export const largestRssMb = (group: Pick<Group, "children">, field: "VmHWM" | "V
       .filter((x): x is number => x !== undefined)
   )
 
-/** A POPUC group of `n` replica processes, in the current scope; `extraArgs` go to every `reef run replica`. */
+/**
+ * A POPUC group of `n` replica processes, in the current scope; `extraArgs` go to every `reef run replica`.
+ * `restart(i)` starts replica i again with the same arguments (after a kill: a new incarnation), in the scope
+ * it is run in; `onLine` sees each of its output lines as it comes.
+ */
 export const startGroup = (natsUrl: string, n: number, group: string, extraArgs: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {
     const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
     const ports = yield* Effect.forEach(ids, () => freePort)
-    const children = yield* Effect.forEach(
-      ids,
-      (id, i) => {
-        // An error's detail (its cause, the stack) follows on the next lines: print those too.
-        let detailLines = 0
-        return startReefChild({
-          name: `replica/${id}`,
-          args: [
-            "run",
-            "replica",
-            "--id",
-            id,
-            "--nats",
-            natsUrl,
-            "--cluster",
-            BENCH_CLUSTER,
-            "--group",
-            group,
-            "--members",
-            ids.join(","),
-            "--kv-port",
-            String(ports[i]),
-            ...extraArgs
-          ],
-          env: { OTEL_SDK_DISABLED: "true" },
-          startTimeoutMs: 90_000,
-          onLine: (line) => {
-            if (line.includes("ERROR")) detailLines = 12
-            else if (detailLines > 0) detailLines--
-            if (line.includes("self-quit") || line.includes("ERROR") || detailLines > 0) {
-              console.log(`  [${group}/${id}] ${line}`)
-            }
+    const startReplica = (i: number, onLine?: (line: string) => void) => {
+      const id = ids[i]!
+      // An error's detail (its cause, the stack) follows on the next lines: print those too.
+      let detailLines = 0
+      return startReefChild({
+        name: `replica/${id}`,
+        args: [
+          "run",
+          "replica",
+          "--id",
+          id,
+          "--nats",
+          natsUrl,
+          "--cluster",
+          BENCH_CLUSTER,
+          "--group",
+          group,
+          "--members",
+          ids.join(","),
+          "--kv-port",
+          String(ports[i]),
+          ...extraArgs
+        ],
+        env: { OTEL_SDK_DISABLED: "true" },
+        startTimeoutMs: 90_000,
+        onLine: (line) => {
+          onLine?.(line)
+          if (line.includes("ERROR")) detailLines = 12
+          else if (detailLines > 0) detailLines--
+          if (line.includes("self-quit") || line.includes("ERROR") || detailLines > 0) {
+            console.log(`  [${group}/${id}] ${line}`)
           }
-        })
-      },
-      { concurrency: "unbounded" }
-    )
+        }
+      })
+    }
+    const children = yield* Effect.forEach(ids, (_, i) => startReplica(i), { concurrency: "unbounded" })
     yield* stopTogetherOnClose(children)
-    return { ids, addresses: ports.map((p) => `127.0.0.1:${p}`), children }
+    return {
+      ids,
+      addresses: ports.map((p) => `127.0.0.1:${p}`),
+      children,
+      restart: startReplica
+    }
   })
 
 export type Group = Effect.Effect.Success<ReturnType<typeof startGroup>>
