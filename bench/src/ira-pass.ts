@@ -45,6 +45,8 @@ export interface PassSpec {
   readonly readers?: number
   readonly batchBlocks?: number
   readonly hints?: "honest" | "malicious"
+  /** Emulated remote-disk delay per store seek, µs (the --latency-us what-if; absent: the real disk alone). */
+  readonly latencyUs?: number
   readonly out: string
 }
 
@@ -203,7 +205,7 @@ const main = async (spec: PassSpec): Promise<PassResult> => {
   if (spec.kind === "baseline") {
     const execMs: Array<number> = []
     const exit = await Effect.runPromiseExit(
-      replayBaseline({ tables, chain: context }, blocks, (r) => {
+      replayBaseline({ tables, chain: context, latencyUs: spec.latencyUs ?? 0 }, blocks, (r) => {
         execMs.push(r.execMs)
         sampleMemory(execMs.length)
       })
@@ -221,7 +223,14 @@ const main = async (spec: PassSpec): Promise<PassResult> => {
   const prefetch = { plain: 0, changeset: 0, zero: 0, bytesRead: 0, code: 0 }
   const exit = await Effect.runPromiseExit(
     replay(
-      { tables, chain: context, readers: spec.readers ?? 16, batchBlocks: spec.batchBlocks ?? 32, mode: "archive" },
+      {
+        tables,
+        chain: context,
+        readers: spec.readers ?? 16,
+        batchBlocks: spec.batchBlocks ?? 32,
+        mode: "archive",
+        latencyUs: spec.latencyUs ?? 0
+      },
       takeFromArray(blocks),
       {
         onBlock: (r) => {

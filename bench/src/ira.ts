@@ -15,7 +15,9 @@
  *
  * Options: --dir D (where to build; default a temp dir), --keep (keep the database and reuse it next
  * time), --window N (blocks replayed), --repeat N (runs of the baseline, 16-reader and malicious passes,
- * interleaved; each block keeps its fastest: default 2, 1 with --quick).
+ * interleaved; each block keeps its fastest: default 2, 1 with --quick), --latency-us N (a remote-disk
+ * what-if: the baseline and the 16-reader backup run once more with every store seek delayed N µs; reported
+ * under metrics.remoteDiskWhatIf, the headline ratios stay the real disk's).
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -142,6 +144,8 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
   const dir = flagValue(flags, "dir") ?? mkdtempSync(join(tmpdir(), "reef-ira-bench-"))
   const keep = flags.includes("--keep")
   const repeat = Number(flagValue(flags, "repeat") ?? (quick ? 1 : 2))
+  const latencyUs = Number(flagValue(flags, "latency-us") ?? 0)
+  if (!Number.isFinite(latencyUs) || latencyUs < 0) throw new Error("--latency-us must be a non-negative number")
   const dbPath = join(dir, `state-${layout.scale}`)
   console.log(
     `ira: ${layout.scale} store at ${dbPath}; window blocks ${layout.first}..${layout.last}, head ${layout.head}`
@@ -188,6 +192,18 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
     for (const k of [1, 2, 4, 8]) {
       backups.set(k, await runPass(dbPath, { ...base, kind: "backup", readers: k, hints: "honest" }, `backup-k${k}`))
     }
+    // The what-if: the same two configurations on an emulated remote disk (never in the headline ratios).
+    const remote =
+      latencyUs > 0
+        ? {
+            baseline: await runPass(dbPath, { ...base, kind: "baseline", latencyUs }, "remote-baseline"),
+            k16: await runPass(
+              dbPath,
+              { ...base, kind: "backup", readers: 16, hints: "honest", latencyUs },
+              "remote-k16"
+            )
+          }
+        : undefined
     const loadAfter = loadAverage()
 
     // ---- per-block figures ----------------------------------------------------------------------------------
@@ -200,7 +216,12 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
     const hintCostMs = sum(p.constructMs) + sum(p.serializeMs)
     const primaryHintOverheadPct = (100 * hintCostMs) / sum(primary.execMs)
     const perBlockHintPct = primary.execMs.map((e, i) => (100 * (p.constructMs[i]! + p.serializeMs[i]!)) / e)
-    const mismatchBlocks = [baseline, ...backups.values(), malicious].filter((r) => r.divergedAt !== undefined).length
+    const mismatchBlocks = [
+      baseline,
+      ...backups.values(),
+      malicious,
+      ...(remote ? [remote.baseline, remote.k16] : [])
+    ].filter((r) => r.divergedAt !== undefined).length
     const hintSources = p.sources
     const sourceTotal = sum(Object.values(hintSources))
 
@@ -253,6 +274,12 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
         .join(", ")}`
     )
     console.log(`cold reads: p50 ${cold.p50Us.toFixed(0)} us, p99 ${cold.p99Us.toFixed(0)} us; ${EVICTION_METHOD}`)
+    if (remote !== undefined) {
+      console.log(
+        `what-if, every store seek +${latencyUs} us (emulated remote disk): baseline ${(remote.baseline.wallMs / 1000).toFixed(1)} s, ` +
+          `backup k=16 ${(remote.k16.wallMs / 1000).toFixed(1)} s, speedup ${(remote.baseline.wallMs / remote.k16.wallMs).toFixed(2)}x`
+      )
+    }
     console.log(`load after: ${loadAfter}`)
 
     const ratios = {
@@ -311,6 +338,23 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
         backupK16Anon: round(k16.peakAnonMb)
       },
       hintsRejected: sum([...backups.values()].map((r) => r.hintsRejected)),
+      ...(remote === undefined
+        ? {}
+        : {
+            remoteDiskWhatIf: {
+              latencyUsPerSeek: latencyUs,
+              baselineWallSeconds: round(remote.baseline.wallMs / 1000),
+              k16WallSeconds: round(remote.k16.wallMs / 1000),
+              wallSpeedupK16: round(remote.baseline.wallMs / remote.k16.wallMs, 2),
+              medianBlockSpeedup: round(
+                percentile(
+                  remote.baseline.execMs.map((b, i) => b / (remote.k16.waitMs[i]! + remote.k16.execMs[i]!)),
+                  50
+                ),
+                2
+              )
+            }
+          }),
       ...(build.calibration === undefined
         ? {}
         : {

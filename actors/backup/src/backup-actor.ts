@@ -78,6 +78,8 @@ export interface BackupOptions {
   readonly hintWaitMs?: number
   /** Replay without hints (the baseline path, for comparison). */
   readonly ignoreHints?: boolean
+  /** Emulated remote-disk delay per store seek, µs (a what-if: replay/remote-disk.ts). */
+  readonly latencyUs?: number
   readonly durable?: boolean
 }
 
@@ -251,7 +253,13 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
       ...(options.hintWaitMs === undefined ? {} : { hintWaitMs: options.hintWaitMs })
     })
     yield* follow(
-      { tables, chain: context, params, head: startHead },
+      {
+        tables,
+        chain: context,
+        params,
+        head: startHead,
+        ...(options.latencyUs === undefined ? {} : { latencyUs: options.latencyUs })
+      },
       (offer) => {
         offerToFollower = offer
         return streamSource(offer)

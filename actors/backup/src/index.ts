@@ -38,6 +38,7 @@ export { type BaselineBlock, replayBaseline } from "./replay/baseline.js"
 export { OnDemandState, PendingWrites, PrefetchedState } from "./replay/prefetched-state.js"
 export { type BatchRead, ReaderError, ReaderPool } from "./replay/reader-pool.js"
 export type { ReadStats } from "./replay/reader-protocol.js"
+export { stall, stateReader } from "./replay/remote-disk.js"
 export {
   BackupDivergedError,
   type BatchReplay,

@@ -9,11 +9,11 @@ import {
   type CrossBlockCache,
   crossBlockCache,
   executeBlock,
-  StateReader,
   StoreState,
   type StoreTables
 } from "@reef/chain"
 import * as Effect from "effect/Effect"
+import { stateReader } from "./remote-disk.js"
 import { BackupDivergedError, type ReplayBlock, type ReplaySummary } from "./replayer.js"
 
 export interface BaselineBlock {
@@ -24,7 +24,13 @@ export interface BaselineBlock {
 }
 
 export const replayBaseline = (
-  config: { readonly tables: StoreTables; readonly chain: ChainContext; readonly cache?: CrossBlockCache },
+  config: {
+    readonly tables: StoreTables
+    readonly chain: ChainContext
+    readonly cache?: CrossBlockCache
+    /** Emulated remote-disk delay per store seek, µs (a what-if: remote-disk.ts). */
+    readonly latencyUs?: number
+  },
   blocks: ReadonlyArray<ReplayBlock>,
   onBlock?: (record: BaselineBlock) => void
 ): Effect.Effect<ReplaySummary, BackupDivergedError> =>
@@ -33,7 +39,7 @@ export const replayBaseline = (
     const started = performance.now()
     for (const block of blocks) {
       const blockStart = performance.now()
-      const reader = new StateReader(config.tables)
+      const reader = stateReader(config.tables, config.latencyUs)
       const pre = new StoreState(reader, block.number - 1, reader.head(), cache)
       const outcome = executeBlock(block.number, block.txs, config.chain, pre)
       if (Buffer.compare(outcome.stateHash, block.stateHash) !== 0) {

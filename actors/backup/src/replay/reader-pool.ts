@@ -64,9 +64,9 @@ export class ReaderPool {
     }
   }
 
-  /** Starts `readers` threads on the store at `path` and waits until each has opened it. */
-  static async start(path: string, readers: number): Promise<ReaderPool> {
-    const workers = Array.from({ length: Math.max(1, readers) }, () => spawnReader({ path }))
+  /** Starts `readers` threads on the store at `path` (each seek delayed by `latencyUs`) and waits until each has opened it. */
+  static async start(path: string, readers: number, latencyUs = 0): Promise<ReaderPool> {
+    const workers = Array.from({ length: Math.max(1, readers) }, () => spawnReader({ path, latencyUs }))
     await Promise.all(
       workers.map(
         (worker) =>

@@ -8,6 +8,8 @@ export const NO_AS_OF = 0xffffffff
 
 export interface ReaderInit {
   readonly path: string
+  /** Emulated remote-disk delay per seek (remote-disk.ts); 0 on the real disk alone. */
+  readonly latencyUs: number
 }
 
 export interface ReadTask {

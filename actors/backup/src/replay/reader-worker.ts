@@ -6,11 +6,12 @@
  * transaction it lets lmdb-js reuse its cursor across the history-index seeks, half their CPU.
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { openTables, Source, StateReader } from "@reef/chain/store"
+import { openTables, Source } from "@reef/chain/store"
 import { type HostToReader, NO_AS_OF, RECORD_BYTES, type ReaderInit, type ReaderToHost } from "./reader-protocol.js"
+import { stateReader } from "./remote-disk.js"
 
 const port = parentPort!
-const { path } = workerData as ReaderInit
+const { path, latencyUs } = workerData as ReaderInit
 const tables = openTables({ path, readOnly: true })
 const send = (message: ReaderToHost, transfer: Array<ArrayBuffer> = []) => port.postMessage(message, transfer)
 
@@ -21,7 +22,7 @@ port.on("message", (message: HostToReader) => {
   }
   const started = performance.now()
   try {
-    const reader = new StateReader(tables)
+    const reader = stateReader(tables, latencyUs)
     const head = reader.head()
     const records = new Uint8Array(message.records)
     const view = new DataView(message.records)

@@ -40,6 +40,7 @@ import { type BatchPlan, blockCaches } from "../core/plan.js"
 import { OnDemandState, PendingWrites, PrefetchedState } from "./prefetched-state.js"
 import { type BatchRead, ReaderError, ReaderPool } from "./reader-pool.js"
 import type { ReadStats } from "./reader-protocol.js"
+import { stateReader } from "./remote-disk.js"
 
 /** A block as a backup receives it: transactions, the primary's state-change hash, the hint's wire bytes. */
 export interface ReplayBlock {
@@ -82,6 +83,8 @@ export interface ReplayConfig {
   readonly mode: "follow" | "archive"
   /** The rest of the follower's parameters (defaults: core/follower.ts). */
   readonly follower?: Partial<FollowerParams>
+  /** Emulated remote-disk delay per store seek, µs (a what-if: remote-disk.ts). */
+  readonly latencyUs?: number
 }
 
 export interface BlockReplay {
@@ -183,6 +186,8 @@ export interface FollowConfig {
   readonly params: FollowerParams
   /** The block the store holds up to (follow), or the parent of the first block (archive). */
   readonly head: number
+  /** Emulated remote-disk delay per store seek, µs (a what-if: remote-disk.ts). */
+  readonly latencyUs?: number
 }
 
 /**
@@ -199,7 +204,7 @@ export const follow = (
       const { params, tables } = config
       const pool = yield* Effect.acquireRelease(
         Effect.tryPromise({
-          try: () => ReaderPool.start(tables.path, params.readers),
+          try: () => ReaderPool.start(tables.path, params.readers, config.latencyUs),
           catch: (cause) => new ReaderError({ reason: `start: ${String(cause)}` })
         }),
         (pool) => Effect.promise(() => pool.close())
@@ -258,7 +263,7 @@ export const follow = (
             changes: []
           }
         }
-        const reader = new StateReader(tables)
+        const reader = stateReader(tables, config.latencyUs)
         const head = reader.head()
         const onDemand = new OnDemandState(reader, block.number - 1, head, pending)
         let outcome: ReturnType<typeof executeBlock>
@@ -432,7 +437,13 @@ export const replay = (
       ...config.follower
     })
     return yield* follow(
-      { tables: config.tables, chain: config.chain, params, head },
+      {
+        tables: config.tables,
+        chain: config.chain,
+        params,
+        head,
+        ...(config.latencyUs === undefined ? {} : { latencyUs: config.latencyUs })
+      },
       takeSource(take, first),
       observer
     )

@@ -49,6 +49,11 @@ export const backupRole = defineRole({
       min: 0
     }),
     "no-hints": Opt.flag({ description: "replay on demand, ignoring hints (the baseline path)" }),
+    "latency-us": Opt.integer({
+      description: "what-if: delay every store seek this many µs (an emulated remote disk)",
+      default: 0,
+      min: 0
+    }),
     "grpc-port": Opt.port({ description: "gRPC port of reef.v1.Backup (0: a free one)", default: 0 })
   },
   examples: [
@@ -68,6 +73,7 @@ export const backupRole = defineRole({
         batchBlocks: input["batch-blocks"],
         hintWaitMs: input["hint-wait-ms"],
         ignoreHints: input["no-hints"],
+        latencyUs: input["latency-us"],
         grpcPort: input["grpc-port"],
         ...(input["from-copy"] === undefined ? {} : { fromCopy: input["from-copy"] })
       })
