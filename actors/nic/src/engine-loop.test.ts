@@ -3,8 +3,9 @@
  * handling. The core's safety is the simulator's job; this checks the shell carries out the core's work.
  */
 import { describe, expect, it } from "vitest"
-import { makeRoundTimerConfig } from "./core/index.js"
+import { initialSchedule, makeRoundTimerConfig, type Value } from "./core/index.js"
 import { createEngineLoop, type EngineEvent, type EngineLoop } from "./engine-loop.js"
+import { encodeWire } from "./wire.js"
 
 interface Scheduled {
   readonly at: number
@@ -258,5 +259,47 @@ describe("engine loop", () => {
       expect(c.delivered(id)).toEqual(["a", "b", "c"])
       expect(c.events.get(id)!.filter((e) => e._tag === "Crashed")).toEqual([])
     }
+  })
+
+  it("a Join replays the round messages kept while out, but not after a collapse (replay: false)", () => {
+    const members = ["r1", "r2", "r3"]
+    const joinAt5 = (replay: boolean | undefined) => {
+      const loop = createEngineLoop(
+        {
+          group: "g",
+          self: "r3",
+          incarnation: "r3@1",
+          members,
+          roundTimer: makeRoundTimerConfig({ interactionMs: 2, driftMs: 0.1 }),
+          maxBatchBytes: 64 * 1024
+        },
+        { send: () => {}, setTimer: () => {}, nowMs: () => 0, wallUs: () => 0, emit: () => {} }
+      )
+      const value: Value = {
+        proposer: "r1",
+        incarnation: "r1@0",
+        seq: 0,
+        kind: "client",
+        payload: new Uint8Array([1]),
+        members: []
+      }
+      // r1's round-1 message of instance 5 reaches the engine before its host's Join: kept while out.
+      const round1 = { _tag: "Round", instance: 5, round: 1, values: [value], locked: [], decided: [] } as const
+      loop.onWire(encodeWire("g", "r1", round1, 0))
+      loop.onCommand({
+        _tag: "Join",
+        startInstance: 5,
+        decisions: [1, 2, 3, 4].map((instance) => ({ instance, values: [] })),
+        schedule: initialSchedule(members),
+        startNow: false,
+        ...(replay === undefined ? {} : { replay })
+      })
+      const current = loop.state().multi?.current
+      return { round: current?.round, heardR1: [...(current?.values.values() ?? [])].some((v) => v.proposer === "r1") }
+    }
+    // Replayed, r1's message opens round 1 with its value; after a collapse it belongs to an aborted attempt.
+    expect(joinAt5(undefined)).toEqual({ round: 1, heardR1: true })
+    expect(joinAt5(true)).toEqual({ round: 1, heardR1: true })
+    expect(joinAt5(false)).toEqual({ round: 0, heardR1: false })
   })
 })
