@@ -7,6 +7,7 @@
  * - where the time goes: its first output line (the runtime and modules loaded) and its ready line.
  * The machine's load average at the restart says whether it was idle.
  */
+import { readFileSync } from "node:fs"
 import os from "node:os"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
@@ -24,6 +25,11 @@ const POLL_MS = 5
 export interface RejoinResult {
   readonly rejoinServingMs: number
   readonly rejoinCaughtUpMs: number
+  /**
+   * CPU the restarted process used until it served, all threads: on a loaded machine its wall time is mostly
+   * waiting for a core, and this is what an idle one would spend.
+   */
+  readonly cpuToServingMs: number
   /** The restarted process's first output line and its "reef ready" line, from the spawn. */
   readonly firstOutputMs: number
   readonly readyLineMs: number
@@ -38,6 +44,18 @@ export interface RejoinResult {
 }
 
 const since = (t0: number) => round(performance.now() - t0, 0)
+
+/** CPU time a process has used so far, all its threads, in ms (Linux; NaN elsewhere or once it is gone). */
+const cpuMs = (pid: number | undefined): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
 
 export const measureRejoin = (plan: Plan, natsUrl: string) =>
   Effect.gen(function* () {
@@ -58,7 +76,7 @@ export const measureRejoin = (plan: Plan, natsUrl: string) =>
 
     let firstOutputMs = Number.NaN
     const t0 = performance.now()
-    yield* group.restart(2, () => {
+    const restarted = yield* group.restart(2, () => {
       if (Number.isNaN(firstOutputMs)) firstOutputMs = since(t0)
     })
     const readyLineMs = since(t0)
@@ -68,9 +86,9 @@ export const measureRejoin = (plan: Plan, natsUrl: string) =>
         Effect.catchAll(() => Effect.sleep(`${POLL_MS} millis`).pipe(Effect.zipRight(Effect.fail("again" as const)))),
         Effect.retry({ while: (e) => e === "again" })
       )
-    const [rejoinServingMs, caughtUp] = yield* Effect.all(
+    const [serving, caughtUp] = yield* Effect.all(
       [
-        poll(client.get("rejoin-probe")).pipe(Effect.map(() => since(t0))),
+        poll(client.get("rejoin-probe")).pipe(Effect.map(() => ({ ms: since(t0), cpuMs: cpuMs(restarted.pid) }))),
         poll(
           client.state(0).pipe(
             Effect.filterOrFail(
@@ -84,7 +102,8 @@ export const measureRejoin = (plan: Plan, natsUrl: string) =>
     )
     const loaded = yield* Fiber.join(load)
     return {
-      rejoinServingMs,
+      rejoinServingMs: serving.ms,
+      cpuToServingMs: serving.cpuMs,
       rejoinCaughtUpMs: caughtUp.ms,
       firstOutputMs,
       readyLineMs,

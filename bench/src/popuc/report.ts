@@ -205,11 +205,12 @@ export const reportPopuc = (plan: Plan, quick: boolean, results: PopucResults) =
   )
   printTable(
     `Rejoin (N = 3, ${plan.concurrency} in flight on the other two): kill -9 one replica, start it again`,
-    ["serving ms", "caught up ms", "first output ms", "ready line ms", "instances behind", "load avg 1m"],
+    ["serving ms", "caught up ms", "CPU to serving ms", "first output ms", "ready line ms", "behind", "load avg 1m"],
     [
       [
         rejoin.rejoinServingMs,
         rejoin.rejoinCaughtUpMs,
+        rejoin.cpuToServingMs,
         rejoin.firstOutputMs,
         rejoin.readyLineMs,
         rejoin.instancesBehind,
