@@ -1,8 +1,9 @@
 /**
  * Remora's traces across processes (issue 14, "Traces"): a coordinator and two worker processes export by
  * OTLP/HTTP to a receiver the test runs. For one transaction that needed a lease transfer, one trace holds its
- * consensus window (coordinator), the dispatch batch that carried it (a child of the window), the lease
- * transfer on both sides (the two workers), and the transaction's receipt span links to that window:
+ * consensus window (coordinator), a dispatch batch of the window (its child) with the batch's delivery on a
+ * worker (NATS send and process spans), the lease transfer on both sides (the two workers), and the
+ * transaction's receipt span links to that window:
  * window → dispatch → worker → lease → receipt.
  */
 
@@ -63,7 +64,16 @@ describe("Remora traces", () => {
         )
         if (window === undefined) continue
         const inTrace = spans.filter((s) => s.traceId === window.traceId)
-        const dispatch = inTrace.find((s) => s.name === "remora.dispatch" && s.parentSpanId === window.spanId)
+        // window → dispatch → the kernel's send → the worker's process span of the batch.
+        const delivered = inTrace.flatMap((process) => {
+          if (process.kind !== "consumer" || !instance(process).startsWith("w")) return []
+          const send = inTrace.find((s) => s.spanId === process.parentSpanId && s.kind === "producer")
+          const dispatch = inTrace.find(
+            (s) => s.spanId === send?.parentSpanId && s.name === "remora.dispatch" && s.parentSpanId === window.spanId
+          )
+          return dispatch === undefined ? [] : [{ dispatch, process }]
+        })
+        const dispatch = delivered[0]?.dispatch
         const leases = inTrace.filter((s) => s.name === "remora.lease_transfer")
         const fetched = leases.find((s) => s.attributes["remora.lease.direction"] === "in")
         const sent = leases.find(
@@ -74,7 +84,7 @@ describe("Remora traces", () => {
             s.attributes["remora.object.version"] === fetched.attributes["remora.object.version"]
         )
         if (dispatch !== undefined && fetched !== undefined && sent !== undefined) {
-          return { receipt, window, dispatch, fetched, sent, inTrace }
+          return { receipt, window, dispatch, delivered, fetched, sent, inTrace }
         }
       }
       return undefined
@@ -97,9 +107,10 @@ describe("Remora traces", () => {
           )
         )
     )
-    const { receipt, window, dispatch, fetched, sent, inTrace } = chainOf(spans)!
+    const { receipt, window, dispatch, delivered, fetched, sent, inTrace } = chainOf(spans)!
     expect(instance(window)).toBe("x1")
     expect(instance(dispatch)).toBe("x1")
+    expect(delivered.every(({ process }) => process.attributes["messaging.system"] === "nats")).toBe(true)
     expect(instance(receipt)).toBe("x1")
     expect(window.attributes["remora.height"]).toBeGreaterThan(0)
     // The two sides of the transfer: the worker that fetched and the one that handed the object over.
