@@ -76,9 +76,9 @@ const measure = (policy: PolicyName, batch: number, objects: number, total: numb
 }
 
 export const coreSweep = (quick: boolean): Array<CorePoint> => {
-  const total = quick ? 10_000 : 50_000
-  const batches = quick ? [100, 2000] : [100, 500, 1000, 2000, 5000]
-  const objects = quick ? [2, 5] : [1, 2, 3, 5, 10]
+  const total = quick ? 10_000 : 20_000
+  const batches = quick ? [100, 2000] : [100, 1000, 5000]
+  const objects = quick ? [2, 5] : [1, 2, 5, 10]
   const points: Array<CorePoint> = []
   for (const module of ["version-assignment", "sfs"] as const) {
     for (const b of batches) {
