@@ -100,7 +100,9 @@ describe("reef from a clean clone", () => {
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
         ...["--execution-port", String(executionPort)],
-        ...["--cluster", "clitest"]
+        ...["--cluster", "clitest"],
+        // An Ira primary and backup too: the dashboard's backup panels read their metrics.
+        ...["--with", "chain,backup"]
       ],
       { cwd: dir, env: tracing }
     )
