@@ -38,6 +38,32 @@ describe("actor runtime", () => {
     }).pipe(Effect.provide(kernel))
   )
 
+  it.scoped("plain tells waiting together reach a batched handler as one group, in order", () =>
+    Effect.gen(function* () {
+      const groups: Array<ReadonlyArray<number>> = []
+      const grouped = defineActor<number>({
+        role: "counter",
+        initialState: Effect.succeed(0),
+        handlers: [
+          onTellBatch(CounterAdd, (adds) => Effect.sync(() => groups.push(adds.map((a) => a.amount)))),
+          onAsk(CounterGetRpc, (get) => Effect.succeed({ key: get.key, value: groups.length, adds: 0 }))
+        ]
+      })
+      yield* spawn(grouped, "c1")
+      const m = yield* Messenger
+      // Sent without a yield in between: all wait in the mailbox when the actor next runs.
+      for (let i = 1; i <= 5; i++) yield* m.tell(addr("c1"), CounterAdd, { key: "k", amount: i })
+      // A one-way message of another type ends the run (its only handler is the ask's).
+      yield* m.tell(addr("c1"), CounterGet, { key: "k" })
+      for (let i = 6; i <= 7; i++) yield* m.tell(addr("c1"), CounterAdd, { key: "k", amount: i })
+      yield* m.ask(addr("c1"), CounterGetRpc, { key: "k" })
+      expect(groups).toEqual([
+        [1, 2, 3, 4, 5],
+        [6, 7]
+      ])
+    }).pipe(Effect.provide(kernel))
+  )
+
   it.scoped("tellMany delivers a whole batch in one bus message", () =>
     Effect.gen(function* () {
       yield* spawn(counterActor, "c1")

@@ -43,7 +43,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { constVoid } from "effect/Function"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
@@ -67,6 +66,7 @@ import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
 import { type BusError, errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
 import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+import { Mailbox } from "./mailbox.js"
 import { Messenger } from "./messenger.js"
 import { PresenceDetails } from "./presence-details.js"
 import {
@@ -136,7 +136,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const status = yield* Ref.make(ActorStatus.ACTOR_STATUS_RUNNING)
     const state = yield* Ref.make(yield* definition.initialState)
     const context: ActorContext<S> = { self: address, state }
-    const mailbox = yield* Queue.bounded<MailboxItem>(capacity)
+    const mailbox = new Mailbox<MailboxItem>(capacity)
     const presenceDetails = yield* Effect.serviceOption(PresenceDetails)
     const concurrency = yield* Effect.makeSemaphore(definition.maxConcurrentHandlers ?? DEFAULT_MAX_CONCURRENT_HANDLERS)
 
@@ -412,19 +412,14 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
         }
         delivery = { _tag: "Single", message, value: handler.batched ? [decoded.right] : decoded.right, handler }
       }
-      if (!Queue.unsafeOffer(mailbox, delivery)) runFork(overflow(message))
+      if (!mailbox.offer(delivery)) runFork(overflow(message))
     }
 
     // ---- processing and supervision ------------------------------------------------------------------------
     /** Items taken from the mailbox but not yet handled: survives a crash so nothing taken is lost. */
     const pending: Array<MailboxItem> = []
-    const TAKE_AT_ONCE = 256
-    // What is waiting (one step, no chunk appends), or the next item when nothing is.
-    const takeItems: Effect.Effect<Iterable<MailboxItem>> = Effect.flatMap(
-      Queue.takeUpTo(mailbox, TAKE_AT_ONCE),
-      (chunk): Effect.Effect<Iterable<MailboxItem>> =>
-        chunk.length > 0 ? Effect.succeed(chunk) : Effect.map(Queue.take(mailbox), (item) => [item])
-    )
+    // Up to 256 of what waits, or the next item when nothing does.
+    const takeItems = mailbox.take(256)
     const nextItem = Effect.suspend(() =>
       pending.length > 0
         ? Effect.succeed(pending.shift()!)
@@ -437,9 +432,43 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     // A loop of plain steps, not a generator: it runs once per delivery.
     let ended = false
     const handleItem = (item: MailboxItem): Effect.Effect<void, never, R> => {
-      if (item !== END) return handleDelivery(item)
-      ended = true
-      return Effect.void
+      if (item === END) {
+        ended = true
+        return Effect.void
+      }
+      return handleDelivery(isMergeableTell(item) ? mergeWaitingTells(item) : item)
+    }
+
+    /** A plain tell to a batched handler that no span needs to see on its own. */
+    const isMergeableTell = (item: MailboxItem): item is Delivery & { readonly _tag: "Single" } =>
+      item !== END &&
+      item._tag === "Single" &&
+      item.handler.batched &&
+      item.message.reply === undefined &&
+      !tracing &&
+      !item.message.headers.has(TRACEPARENT_HEADER)
+
+    /**
+     * `first` and the tells to the same batched handler waiting right behind it, as one group: one handler call
+     * for a run of plain tells, as for the entries of one batch (the handler takes messages in groups).
+     */
+    const mergeWaitingTells = (first: Delivery & { readonly _tag: "Single" }): Delivery => {
+      let run = 0
+      while (run < pending.length) {
+        const next = pending[run]!
+        if (!isMergeableTell(next) || next.handler !== first.handler) break
+        run++
+      }
+      if (run === 0) return first
+      const values = [...(first.value as ReadonlyArray<unknown>)]
+      for (const next of pending.splice(0, run))
+        values.push(...((next as typeof first).value as ReadonlyArray<unknown>))
+      return {
+        _tag: "Batch",
+        message: first.message,
+        groups: [{ target: first.handler, value: values, count: values.length }],
+        count: values.length
+      }
     }
     const takeAndHandle = Effect.flatMap(takeItems, (items) => {
       for (const item of items) pending.push(item)
@@ -498,7 +527,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const heartbeatHeaders = new FixedHeaders([[TYPE_HEADER, Heartbeat.$type]])
     const heartbeat = (leaving: boolean) =>
       Effect.gen(function* () {
-        const depth = Math.max(0, yield* Queue.size(mailbox))
+        const depth = mailbox.size
         metrics.mailboxDepth(depth)
         const details =
           presenceDetails._tag === "Some"
@@ -542,7 +571,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
             },
             { name: "broadcast", subject: broadcastSubject(address.cluster, address.role) }
           ],
-          stats: () => stats.snapshot(Option.getOrElse(mailbox.unsafeSize(), () => 0))
+          stats: () => stats.snapshot(mailbox.size)
         },
         onMessage
       )
@@ -566,7 +595,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           Effect.ignore
         )
         // Finalizers are uninterruptible; waits must be interruptible for their timeouts to work.
-        yield* Queue.offer(mailbox, END).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
+        mailbox.offerPastCapacity(END)
         yield* Fiber.join(processing).pipe(Effect.interruptible, Effect.timeout(drainTimeout), Effect.ignore)
         yield* Fiber.interrupt(processing)
         if (definition.onStop) yield* definition.onStop(context)
@@ -578,7 +607,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
     const ref: ActorRef = {
       address,
       status: Ref.get(status),
-      stats: Effect.map(Queue.size(mailbox), (depth) => stats.snapshot(Math.max(0, depth)))
+      stats: Effect.sync(() => stats.snapshot(mailbox.size))
     }
     return ref
   })
