@@ -340,12 +340,12 @@ describe("reef from a clean clone", () => {
   it("Ctrl-C says what it stops, stops every process and removes the cluster file", async () => {
     const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
     const pids = (file.actors as Array<{ pid: number }>).map((a) => a.pid).filter((pid) => pid > 0)
-    expect(new Set(pids).size).toBe(10)
+    expect(new Set(pids).size).toBe(12)
     up.child.kill("SIGINT")
     expect(await up.exited).toBe(0)
     const output = up.lines.join("\n")
     expect(output).toMatch(
-      /Stopping 10 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, coordinator x1, worker w1 w2 w3\) and nats-server/
+      /Stopping 12 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, coordinator x1, worker w1 w2 w3\) and nats-server/
     )
     expect(output).toContain("Stopped.")
     for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${output}`).toThrow()
