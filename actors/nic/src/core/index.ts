@@ -59,6 +59,7 @@ export {
   DEFAULT_RETRY_MS,
   isRunning,
   learnMs,
+  mayInstallSnapshot,
   type PeerAnswer,
   type PeerChoice,
   type RejoinInput,

@@ -9,6 +9,7 @@ import {
   choosePeer,
   createRejoin,
   learnMs,
+  mayInstallSnapshot,
   type PeerAnswer,
   type RejoinInput,
   type RejoinOutput,
@@ -237,5 +238,18 @@ describe("rejoin core", () => {
     d.step({ _tag: "Close" })
     expect(d.fire(600)).toEqual([])
     expect(d.step({ _tag: "EngineCrashed", nowMs: 601 })).toEqual([])
+  })
+
+  it("a fetched snapshot is installed only while awaited and ahead of what is applied", () => {
+    const d = new Driver()
+    d.step({ _tag: "Start", nowMs: 0 })
+    d.answer(3, [answer("r1", 500, { snapshot: true }), answer("r2", 480)])
+    expect(d.state.phase._tag).toBe("Restoring")
+    expect(mayInstallSnapshot(d.state, 500)).toBe(true)
+    // The engine caught up as a learner meanwhile and the host applied past the snapshot: keep what it has.
+    d.step({ _tag: "Applied", instance: 500 })
+    expect(mayInstallSnapshot(d.state, 500)).toBe(false)
+    d.step({ _tag: "EngineRejoined", nowMs: 5, instance: 501 })
+    expect(mayInstallSnapshot(d.state, 600)).toBe(false)
   })
 })

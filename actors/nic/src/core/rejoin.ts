@@ -192,6 +192,16 @@ export const createRejoin = (params: RejoinParams): RejoinState => ({
   fruitless: 0
 })
 
+/**
+ * Whether a snapshot the shell fetched (reflecting every instance before `snapshotInstance`) may still be
+ * installed: only while the core waits for it and only if it is ahead of what the host applied. The engine
+ * may have caught up as a learner meanwhile; installing the snapshot then would take the host's state back
+ * and lose what it applied since (found by the simulator, shell-async). Otherwise the shell reports
+ * `RestoreFailed`.
+ */
+export const mayInstallSnapshot = (s: RejoinState, snapshotInstance: number): boolean =>
+  s.phase._tag === "Restoring" && snapshotInstance > s.nextInstance
+
 /** The engine takes part in the group (as opposed to starting, joining or rejoining). */
 export const isRunning = (s: RejoinState): boolean => s.phase._tag === "Running"
 

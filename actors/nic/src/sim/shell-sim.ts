@@ -24,6 +24,7 @@ import { thresholdOf } from "../core/popuc-instance.js"
 import {
   createRejoin,
   isRunning,
+  mayInstallSnapshot,
   type PeerAnswer,
   type RejoinInput,
   type RejoinOutput,
@@ -369,6 +370,11 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
           const peer = procs.get(o.peer)!
           if (snapshot === undefined || peer.host === undefined || rng.chance(0.1)) {
             stepHost(h, { _tag: "RestoreFailed", nowMs: localMs(h), reason: `${o.peer} did not send its snapshot` })
+            return
+          }
+          if (!mayInstallSnapshot(h.rejoin, snapshot.nextInstance)) {
+            const reason = `${o.peer}'s snapshot at ${snapshot.nextInstance} is not ahead of what is applied`
+            stepHost(h, { _tag: "RestoreFailed", nowMs: localMs(h), reason })
             return
           }
           restores++
