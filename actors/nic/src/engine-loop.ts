@@ -184,6 +184,15 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
   const stepCore = parts.stepTob ?? stepTob
   /** When the last well-formed engine message arrived (stalls, engine-timers.ts). */
   let lastHeardMs = Number.NEGATIVE_INFINITY
+  /** Closing round `round` of `instance` now would suspect more than t peers (engine-timers.ts: quitting). */
+  const wouldQuit = (instance: number, round: number): boolean => {
+    const current = state.phase === "running" ? state.multi?.current : undefined
+    if (current === undefined || current.instance !== instance || current.round !== round) return false
+    if (current.status !== "running") return false
+    // As the round change routine counts them (core closeRound): suspected, or not heard this round.
+    const missing = current.members.filter((p) => !current.roundLiveset.has(p) && !current.suspect.has(p))
+    return current.suspect.size + missing.length > current.t
+  }
   /** Gone peers (engine-timers.ts): only rounds closed on all heard wait for silent peers past their round. */
   const probe = closesOnAllHeard(config.roundTimer) ? io.probe : undefined
   const probeUnheard = (instance: number, round: number) => {
@@ -260,11 +269,22 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
           const deadline = roundTimerDeadline(timers, o, now, lastTimer)
           lastTimer = { instance: o.instance, deadline }
           const timeout = () => apply({ _tag: "RoundTimeout", instance: o.instance, round: o.round }, undefined)
-          io.setTimer(Math.max(0, deadline - now), () => {
-            const expiry = { round: o.round, armedMs: now, deadlineMs: deadline, firedMs: io.nowMs(), lastHeardMs }
-            if (expiryAction(timers, expiry) === "grace") io.setTimer(timers.stallGraceMs, timeout)
-            else timeout()
-          })
+          const expire = (graces: number, deadlineMs: number) => () => {
+            const firedMs = io.nowMs()
+            const expiry = {
+              round: o.round,
+              armedMs: now,
+              deadlineMs,
+              firedMs,
+              lastHeardMs,
+              graces,
+              wouldQuit: wouldQuit(o.instance, o.round)
+            }
+            if (expiryAction(timers, expiry) === "grace") {
+              io.setTimer(timers.stallGraceMs, expire(graces + 1, firedMs + timers.stallGraceMs))
+            } else timeout()
+          }
+          io.setTimer(Math.max(0, deadline - now), expire(0, deadline))
           if (probe !== undefined && o.round > 0) {
             io.setTimer(timers.probeEveryMs, () => probeUnheard(o.instance, o.round))
           }

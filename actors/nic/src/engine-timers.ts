@@ -13,6 +13,14 @@
  * (App. A: safety does not depend on timing); a peer that really crashed is still suspected on time whenever
  * this thread ran on time and heard from the others.
  *
+ * Quitting. A round that would close with more than t peers suspected makes this process self-quit, and a
+ * rejoin costs far more than waiting. Under CPU starvation the nats-server itself stalls while the engine
+ * threads' timers still run on time: every engine of an idle group then hears nothing for a few round
+ * periods, all suspect everyone, and all self-quit together (measured: an idle group at load ~30, one
+ * grace used up, every engine quit at the same instance). So while closing would mean quitting, the round
+ * waits one more round period at a time, up to `maxQuitGraces`; it closes at once when the peers are heard.
+ * A process really cut off (or a group whose in-flight messages a server restart lost) still quits, later.
+ *
  * Gone peers. With rounds closed on all heard, the round under way when a peer dies waits for it until the
  * round timer, and that wait is the whole write stall of a failover. A dead process's connection is gone at
  * once and the server can tell: a round still open ΔI/2 after it started asks the transport about every peer
@@ -29,12 +37,17 @@ export interface TimerPolicy {
   readonly stallGraceMs: number
   /** How long a round waits before probing its unheard peers, and between probes. */
   readonly probeEveryMs: number
+  /** Grace periods a round gets in all while closing it would make this process quit. */
+  readonly maxQuitGraces: number
 }
+
+export const DEFAULT_MAX_QUIT_GRACES = 8
 
 export const timerPolicyOf = (c: RoundTimerConfig): TimerPolicy => ({
   stallThresholdMs: c.interactionMs,
   stallGraceMs: roundPeriodMs(c),
-  probeEveryMs: c.interactionMs / 2
+  probeEveryMs: c.interactionMs / 2,
+  maxQuitGraces: DEFAULT_MAX_QUIT_GRACES
 })
 
 /**
@@ -60,6 +73,10 @@ export interface TimerExpiry {
   readonly firedMs: number
   /** When the last well-formed engine message arrived (-Infinity: never). */
   readonly lastHeardMs: number
+  /** Grace periods this round's timer already got. */
+  readonly graces: number
+  /** Closing the round now would suspect more than t peers: this process would self-quit. */
+  readonly wouldQuit: boolean
 }
 
 /** `close`: the round times out now; `grace`: the thread stalled, the round gets `stallGraceMs` more. */
@@ -71,5 +88,6 @@ export const onTimerExpiry: OnTimerExpiry = (policy, e) => {
   if (e.round === 0) return "close"
   const late = e.firedMs - e.deadlineMs > policy.stallThresholdMs
   const heardNothing = e.lastHeardMs < e.armedMs
-  return late || heardNothing ? "grace" : "close"
+  if (e.graces === 0 && (late || heardNothing)) return "grace"
+  return e.wouldQuit && e.graces < policy.maxQuitGraces ? "grace" : "close"
 }

@@ -9,6 +9,7 @@ import {
   createRejoin,
   type DeliveredIndex,
   type JoinSnapshot,
+  mayInstallSnapshot,
   membersAt,
   type NicEngine,
   type PeerAnswer,
@@ -128,6 +129,14 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
             Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` }))
           )
       )
+      // The answer is as old as the ask: meanwhile this replica may have applied as far (its engine learning on
+      // its own). Installing then would move its state backwards under decisions already applied.
+      if (!mayInstallSnapshot(core, reply.snapshotInstance)) {
+        return yield* new RestoreError({
+          peer,
+          reason: `its snapshot at instance ${reply.snapshotInstance} is no longer awaited or not ahead of this replica (applied ${state.appliedInstance})`
+        })
+      }
       installSnapshot(state.kv, { stateHash: reply.snapshotHash, appliedCommands: reply.snapshotCommands, chunks })
       state.appliedInstance = reply.snapshotInstance - 1
       state.decisions.reset(reply.snapshotInstance)

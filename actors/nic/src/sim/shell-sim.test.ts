@@ -4,7 +4,9 @@
  * per N here (each run steps every process's real shell); `pnpm sim popuc --scenario shell-... --seeds 1000`
  * runs thousands.
  */
+import { describe, expect, it } from "vitest"
 import { describeSeedSuites, type SeedSuite } from "./seed-suite.js"
+import { runShellSim } from "./shell-sim.js"
 
 const suites: ReadonlyArray<SeedSuite> = [
   { scenario: "shell-crash-restart", seedsPerN: 4 },
@@ -14,3 +16,11 @@ const suites: ReadonlyArray<SeedSuite> = [
 ]
 
 describeSeedSuites("simulated replica shells: engine loop and rejoin", suites)
+
+describe("simulated replica shells: regressions", () => {
+  it("a host never installs a snapshot older than what it applied since the ask (shell-async, N = 3, seed 64)", () => {
+    // The answer named a snapshot at instance 7; by the time it was installed the host had applied up to 10, and
+    // serving after the install meant serving a state behind its join instance ("ready").
+    expect(runShellSim("shell-async", 64, { n: 3 }).violation).toBeUndefined()
+  })
+})
