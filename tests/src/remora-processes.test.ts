@@ -142,7 +142,7 @@ describe("Remora processes with the window consensus source", () => {
     const state = await runAndCheck(fixture.processes!.client, 21, "win")
     expect(state.consensus).toMatch(/^window 100 ms/)
     expect(state.workers).toEqual(["w1", "w2"])
-  }, 90_000)
+  }, 150_000)
 })
 
 describe("Remora processes with a POPUC group ordering the blocks", () => {
@@ -159,5 +159,6 @@ describe("Remora processes with a POPUC group ordering the blocks", () => {
     const state = await runAndCheck(fixture.processes!.client, 22, "pop")
     expect(state.consensus).toMatch(/^popuc group /)
     expect(state.blocksRejected).toBe(0)
-  }, 90_000)
+    // 80 s measured at load average ~40 with the other tests' processes around; ~40 s at load ~25.
+  }, 150_000)
 })
