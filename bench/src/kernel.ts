@@ -13,6 +13,7 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import {
+  Bus,
   CounterAddRpc,
   CounterGetRpc,
   counterActor,
@@ -117,6 +118,9 @@ const inFlight = async (n: number, concurrency: number, one: () => Promise<unkno
   return n / ((now() - t0) / 1000)
 }
 
+/** Tell runs flush after this many messages (the flush awaits the server's reply). */
+const FLUSH_EVERY = 5000
+
 const rawPublishThroughput = async (pub: NatsConnection, sub: NatsConnection, subject: string, n: number) => {
   const message: CounterAdd = { key: sameLengthKey("raw"), amount: 1 }
   let received = 0
@@ -137,7 +141,7 @@ const rawPublishThroughput = async (pub: NatsConnection, sub: NatsConnection, su
   const t0 = now()
   for (let i = 0; i < n; i++) {
     pub.publish(subject, CounterAdd.encode(message).finish())
-    if (i % 5000 === 0) await pub.flush()
+    if (i % FLUSH_EVERY === 0) await pub.flush()
   }
   await pub.flush()
   await finished
@@ -163,7 +167,9 @@ export const run = async (quick: boolean) => {
       )
     )
     const client = ManagedRuntime.make(
-      natsKernelLayer({ servers: server.url, name: "bench-client" }, { cluster: CLUSTER }) as Layer.Layer<Messenger>
+      natsKernelLayer({ servers: server.url, name: "bench-client" }, { cluster: CLUSTER }) as Layer.Layer<
+        Messenger | Bus
+      >
     )
     yield* Effect.addFinalizer(() => Effect.promise(() => client.dispose()))
     const raw = yield* Effect.promise(() =>
@@ -175,6 +181,7 @@ export const run = async (quick: boolean) => {
     yield* Effect.promise(() => rawB.flush())
 
     const messenger = yield* Effect.promise(() => client.runPromise(Messenger))
+    const bus = yield* Effect.promise(() => client.runPromise(Bus))
     // Made anew for every ask, as a caller with a new message would (an ask encodes its message when made).
     const ask = () => messenger.ask(target, CounterAddRpc, askMessage)
     const askEffect = Effect.suspend(ask)
@@ -227,12 +234,22 @@ export const run = async (quick: boolean) => {
       const t0 = now()
       await client.runPromise(
         Effect.gen(function* () {
+          // Flushed every FLUSH_EVERY messages, as the raw publisher does: a flush's round trip also lets the
+          // process read its sockets (an Effect loop yields only to microtasks), without which a receiver in
+          // the same process reads nothing until the run ends and, on a loaded machine, the server cuts it off
+          // as a slow consumer.
           if (batched) {
-            for (let sent = 0; sent < sizes.tells; sent += sizes.batch)
+            for (let sent = 0; sent < sizes.tells; sent += sizes.batch) {
+              if (sent % FLUSH_EVERY === 0) yield* bus.flush
               yield* messenger.tellMany(target, CounterAdd, batch)
+            }
           } else {
-            for (let sent = 0; sent < sizes.tells; sent++) yield* messenger.tell(target, CounterAdd, message)
+            for (let sent = 0; sent < sizes.tells; sent++) {
+              if (sent % FLUSH_EVERY === 0) yield* bus.flush
+              yield* messenger.tell(target, CounterAdd, message)
+            }
           }
+          yield* bus.flush
           const value = yield* messenger.ask(target, CounterGetRpc, { key }, { timeoutMs: 60_000 })
           if (value.value !== sizes.tells) yield* Effect.dieMessage(`lost tells: ${value.value} of ${sizes.tells}`)
         })
