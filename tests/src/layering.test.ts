@@ -167,6 +167,17 @@ describe("layeringProblems", () => {
       "actors/nic/src/core/tob.ts imports ../engine.js: a core imports nothing outside itself"
     ])
   })
+
+  it("lets a core import another package's pure core export, not its main entry", () => {
+    const chain = pkg("@reef/chain", "actors/chain", { exports: [".", "./core"] })
+    const backup = pkg("@reef/backup", "actors/backup", {
+      dependencies: ["@reef/chain"],
+      files: { "src/core/follower.ts": ["@reef/chain/core", "@reef/chain"] }
+    })
+    expect(layeringProblems([chain, backup])).toEqual([
+      "actors/backup/src/core/follower.ts imports @reef/chain: a core has no I/O, clock or runtime"
+    ])
+  })
 })
 
 describe("reading the workspace", () => {

@@ -10,7 +10,7 @@
  * created at the head its store holds: whatever the previous incarnation executed but did not persist is
  * executed again, and nothing it persisted is.
  */
-import type { Hint, HintErrorReason, Tx } from "@reef/chain"
+import type { Hint, HintErrorReason, Tx } from "@reef/chain/core"
 import { type BatchPlan, planBatch } from "./plan.js"
 
 /** A block as the stream carries it: transactions and the primary's state-change hash. */

@@ -1,4 +1,4 @@
-import { type Hint, KEY_BYTES, Source } from "@reef/chain"
+import { type Hint, KEY_BYTES, Source } from "@reef/chain/core"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { type BatchBlock, planBatch, sliceBySeeks } from "./plan.js"

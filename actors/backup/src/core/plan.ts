@@ -11,7 +11,7 @@
  * Pure: hints in, plan out. A hint that failed to decode arrives as its error and its block is planned
  * with no entries (it runs on demand).
  */
-import { type Address, type Hint, type HintErrorReason, Source, type StorageKey } from "@reef/chain"
+import { type Address, type Hint, type HintErrorReason, Source, type StorageKey } from "@reef/chain/core"
 
 export interface BatchBlock {
   readonly number: number

@@ -6,6 +6,7 @@
  * a u32, b u32, amount u64), preceded by a count; decoding checks every length and kind.
  */
 import * as Data from "effect/Data"
+import { type Tx, TxKind } from "../core/tx.js"
 import { readU64, type StorageKey, writeU64 } from "../state/keys.js"
 import type { StorageChange } from "../state/store.js"
 import { swapExact } from "./contracts/amm.js"
@@ -22,29 +23,9 @@ import {
   stateChangeHash
 } from "./execution.js"
 
-export const TxKind = {
-  Transfer: 1,
-  Approve: 2,
-  Swap: 3,
-  Mint: 4,
-  Borrow: 5,
-  Repay: 6,
-  Supply: 7,
-  PriceUpdate: 8
-} as const
-export type TxKind = (typeof TxKind)[keyof typeof TxKind]
-const MAX_KIND = 8
+export { type Tx, TxKind } from "../core/tx.js"
 
-export interface Tx {
-  readonly kind: TxKind
-  /** The user account sending it. */
-  readonly sender: number
-  /** The contract it calls. */
-  readonly target: number
-  readonly a: number
-  readonly b: number
-  readonly amount: number
-}
+const MAX_KIND = 8
 
 const TX_BYTES = 1 + 4 + 4 + 4 + 4 + 8
 /** A block of more transactions is refused (bounds a decoder's allocation). */
