@@ -11,8 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { reefArgv, repoRoot } from "@reef/devkit"
-import { freePort } from "@reef/kernel"
+import { freeListenPort, reefArgv, repoRoot } from "@reef/devkit"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@reef/observability"
 import {
   dashboardQueries,
@@ -70,7 +69,21 @@ const reef = (
   return { child, lines, exited, waitForLine, result }
 }
 
-const ports = () => Effect.runPromise(Effect.all([freePort, freePort, freePort, freePort, freePort, freePort]))
+/**
+ * NATS, its monitoring, the gateway, the KV range, the /metrics range and Remora's port of a `reef up`: below the
+ * ephemeral range (a client socket of the starting cluster could take an ephemeral one before its server binds).
+ */
+const ports = () =>
+  Effect.runPromise(
+    Effect.all([
+      freeListenPort(),
+      freeListenPort(),
+      freeListenPort(),
+      freeListenPort("127.0.0.1", 8),
+      freeListenPort("127.0.0.1", 16),
+      freeListenPort()
+    ])
+  )
 
 describe("reef from a clean clone", () => {
   let dir: string

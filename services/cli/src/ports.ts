@@ -3,29 +3,13 @@
  * gateway 50051, KV 7001 and up, /metrics 9464 and up); one that is taken falls back to a free port, and the
  * caller says so.
  */
-import { createServer } from "node:net"
+import { freeListenPort, portFree } from "@reef/devkit"
 import * as Effect from "effect/Effect"
 
-/** Whether `port` can be bound on `host` now. */
-export const portFree = (port: number, host = "127.0.0.1"): Effect.Effect<boolean> =>
-  Effect.async<boolean>((resume) => {
-    const server = createServer()
-    server.unref()
-    server.once("error", () => resume(Effect.succeed(false)))
-    server.listen({ port, host, exclusive: true }, () => server.close(() => resume(Effect.succeed(true))))
-  })
+export { portFree }
 
-/** A port the system picks (free now). */
-export const anyFreePort = (host = "127.0.0.1"): Effect.Effect<number> =>
-  Effect.async<number>((resume) => {
-    const server = createServer()
-    server.unref()
-    server.listen(0, host, () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resume(Effect.succeed(port)))
-    })
-  })
+/** A free port for a server `reef up` starts: below the ephemeral range, so no client socket takes it first. */
+export const anyFreePort = (host = "127.0.0.1"): Effect.Effect<number> => freeListenPort(host)
 
 export interface PortChoice {
   readonly port: number
