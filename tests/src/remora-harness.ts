@@ -14,6 +14,7 @@ import {
   runCoordinator,
   type Submitted
 } from "@reef/coordinator"
+import { inScope } from "@reef/devkit"
 import { freePort, type Kernel, natsKernelLayer } from "@reef/kernel"
 import type { CommitEvent, ExecutionState, Transaction } from "@reef/proto"
 import { type RunWorkerOptions, runWorker, type WorkerHandle } from "@reef/worker"
@@ -29,17 +30,6 @@ export interface InProcessCluster {
   readonly workers: ReadonlyArray<WorkerHandle>
   readonly commits: Array<CommitEvent>
   readonly close: () => Promise<void>
-}
-
-/** Runs `effect` with `layer`'s services, both living until `scope` closes (Effect.provide would close the layer
- *  as soon as the effect returns). */
-const inScope = async <A, R>(
-  scope: Scope.CloseableScope,
-  layer: Layer.Layer<R, unknown>,
-  effect: Effect.Effect<A, unknown, R | Scope.Scope>
-): Promise<A> => {
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  return Effect.runPromise(Scope.extend(Effect.provide(effect, context), scope))
 }
 
 /** Starts a coordinator and `workers` workers in this process, each on its own kernel. */

@@ -3,24 +3,15 @@
  * a scope the host closes when the configuration ends, and the process's memory.
  */
 import { readFileSync } from "node:fs"
+import { inScope } from "@reef/devkit"
 import { type Kernel, natsKernelLayer } from "@reef/kernel"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
+import type * as Layer from "effect/Layer"
 import { round } from "../report.js"
 
 export const kernelFor = (natsUrl: string, cluster: string, name: string): Layer.Layer<Kernel, unknown> =>
   natsKernelLayer({ servers: natsUrl, name }, { cluster }) as Layer.Layer<Kernel, unknown>
 
-/** Runs `effect` with `layer`'s services; both live until `scope` closes. */
-export const inScope = async <A, R>(
-  scope: Scope.CloseableScope,
-  layer: Layer.Layer<R, unknown>,
-  effect: Effect.Effect<A, unknown, R | Scope.Scope>
-): Promise<A> => {
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  return Effect.runPromise(Scope.extend(Effect.provide(effect, context), scope))
-}
+export { inScope }
 
 /** RSS of this process now and at its peak (VmHWM), in MB. */
 export const memoryMb = (): { readonly rssMb: number; readonly peakRssMb: number } => {

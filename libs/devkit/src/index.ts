@@ -4,6 +4,7 @@
  * benchmark needs (redis-server, Azurite, a peer), below all of them so none of them imports another.
  */
 
+export { inScope } from "./in-scope.js"
 export { ephemeralRangeStart, freeListenPort, portFree } from "./listen-port.js"
 export { findRedisServerBinary, REDIS_INSTALL_HINT, startRedisServer } from "./redis-server.js"
 export {
