@@ -35,7 +35,8 @@ import {
   genesisValue,
   ownerOf,
   stepCoordinator,
-  versionOf
+  versionOf,
+  type WorkerRef
 } from "@reef/remora"
 import {
   completionFromWire,
@@ -105,6 +106,8 @@ export interface CoordinatorCounters {
   committed: number
   completed: number
   blocks: number
+  /** Workers seen to restart (a new incarnation of a known id). */
+  workerRestarts: number
 }
 
 /** Batches stay well inside the bus's 1 MiB payload limit. */
@@ -157,7 +160,14 @@ export class CoordinatorDriver {
   readonly core: CoordinatorState<Transaction>
   readonly mempool: Mempool
   readonly receipts: ReceiptBook
-  readonly counters: CoordinatorCounters = { accepted: 0, rejected: 0, committed: 0, completed: 0, blocks: 0 }
+  readonly counters: CoordinatorCounters = {
+    accepted: 0,
+    rejected: 0,
+    committed: 0,
+    completed: 0,
+    blocks: 0,
+    workerRestarts: 0
+  }
   private readonly watchers = new Set<(event: CommitEvent) => void>()
   private readonly windows = new Map<number, Window>()
   private readonly heights = new Map<number, Height>()
@@ -235,7 +245,7 @@ export class CoordinatorDriver {
 
   // ---- inputs from the actor --------------------------------------------------------------------------------
 
-  setWorkers(workers: ReadonlyArray<string>): void {
+  setWorkers(workers: ReadonlyArray<WorkerRef>): void {
     this.feed({ _tag: "Workers", workers })
   }
 
@@ -247,7 +257,13 @@ export class CoordinatorDriver {
         if (data === undefined) this.io.warn(`report of ${r.worker}: completion ${c.seq} has no status`)
         else completions.push(data)
       }
-      this.feed({ _tag: "Report", worker: r.worker, completions, statelessDoneUs: r.statelessDoneUs })
+      this.feed({
+        _tag: "Report",
+        worker: r.worker,
+        incarnation: r.incarnation,
+        completions,
+        statelessDoneUs: r.statelessDoneUs
+      })
     }
   }
 
@@ -327,7 +343,7 @@ export class CoordinatorDriver {
           this.io.tellWorker(
             o.worker,
             StatefulTask,
-            batch.map((t) => statefulToWire(t, trace)),
+            batch.map((t) => statefulToWire(t, trace, o.incarnation)),
             span
           )
           spans.end(span)
@@ -345,6 +361,13 @@ export class CoordinatorDriver {
         }
         break
       case "Planned":
+        break
+      case "WorkerRestarted":
+        this.counters.workerRestarts++
+        this.io.warn(
+          `worker ${o.worker} restarted (incarnation ${o.previous} -> ${o.incarnation}): ${o.lostSeqs.length} ` +
+            `transactions in flight and ${o.leases} leases of the old process wait for recovery`
+        )
         break
       case "Committed": {
         const window = this.windows.get(o.proposal) ?? { span: undefined, digest: "" }

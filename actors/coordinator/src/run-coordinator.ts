@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
 import { type Codec, KernelConfig, Membership, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
-import { MemberState, protoRoot } from "@reef/proto"
+import { protoRoot } from "@reef/proto"
 import { type CoordinatorParams, defaultCoordinatorParams } from "@reef/remora"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
@@ -19,6 +19,7 @@ import { ConsensusSource } from "./consensus-source.js"
 import { coordinatorActor } from "./coordinator-actor.js"
 import { CoordinatorDriver, type CoordinatorOptions, defaultCoordinatorOptions } from "./coordinator-driver.js"
 import { makeExecutionService } from "./execution-service.js"
+import { WorkerSet } from "./worker-set.js"
 
 export interface RunCoordinatorOptions extends Partial<Omit<CoordinatorOptions, "id" | "incarnation" | "params">> {
   readonly id: string
@@ -88,17 +89,14 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => driver.close()))
     yield* spawn(coordinatorActor(driver), id, { incarnation })
 
-    // Workers: every `worker` actor that joined and has not left.
-    const workers = new Map<string, MemberState>()
+    // Workers: every `worker` actor that joined and has not left, as its newest incarnation.
+    const workers = new WorkerSet()
     yield* membership.watch.pipe(
       Stream.runForEach((event) =>
         Effect.sync(() => {
-          const address = event.member?.address
-          if (address?.role !== WORKER_ROLE) return
-          const before = [...workers.keys()].filter((w) => workers.get(w) !== MemberState.MEMBER_STATE_LEFT).sort()
-          workers.set(address.id, event.member!.state)
-          const after = [...workers.keys()].filter((w) => workers.get(w) !== MemberState.MEMBER_STATE_LEFT).sort()
-          if (before.join(",") !== after.join(",")) driver.setWorkers(after)
+          if (event.member?.address?.role !== WORKER_ROLE) return
+          const active = workers.update(event)
+          if (active !== undefined) driver.setWorkers(active)
         })
       ),
       Effect.forkScoped

@@ -106,6 +106,7 @@ export class WorkerDriver {
   ) {
     this.core = createWorker<Transaction>({
       self: options.id,
+      incarnation: options.incarnation,
       cores: options.cores,
       retryAfterMs: options.retryAfterMs,
       tokenTtlMs: options.tokenTtlMs,

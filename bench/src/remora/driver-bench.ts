@@ -78,7 +78,7 @@ export const driverSweep = (
           propose: () => {}
         }
       )
-      driver.setWorkers(WORKERS)
+      driver.setWorkers(WORKERS.map((id) => ({ id, incarnation: "1" })))
       let t = cpuUs()
       for (const tx of txs.slice(r * burst, (r + 1) * burst)) driver.submit(tx)
       const admit = (cpuUs() - t) / burst

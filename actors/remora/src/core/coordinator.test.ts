@@ -11,11 +11,22 @@ import {
 import { versionOf } from "./object-table.js"
 import { COORDINATOR_SOURCE, GENESIS_SOURCE, type TxMeta } from "./types.js"
 
+/** Workers in their first incarnation ("<id>@1"). */
+const refs = (ids: ReadonlyArray<string>, incarnation = "1") => ids.map((id) => ({ id, incarnation }))
+
 const coordinator = (params: Partial<CoordinatorParams> = {}, workers = ["w1", "w2"]) => {
   const s = createCoordinator<string>({ ...defaultCoordinatorParams, ...params })
-  stepCoordinator(s, { _tag: "Workers", workers })
+  stepCoordinator(s, { _tag: "Workers", workers: refs(workers) })
   return s
 }
+
+const report = (worker: string, incarnation: string, seqs: ReadonlyArray<number>) => ({
+  _tag: "Report" as const,
+  worker,
+  incarnation,
+  completions: seqs.map((seq) => ({ seq, status: "executed" as const, leaseTransfers: 0, detail: "" })),
+  statelessDoneUs: 0
+})
 
 const propose = (s: ReturnType<typeof coordinator>, proposal: number, txs: ReadonlyArray<TxMeta<string>>) => [
   ...stepCoordinator(s, { _tag: "Propose", block: { proposal, digest: `d${proposal}`, txs } }),
@@ -163,13 +174,7 @@ describe("completions", () => {
     const s = coordinator({ policy: "round-robin" })
     propose(s, 1, [tx("a", ["p"]), tx("b", ["q"]), tx("c", ["r"])])
     stepCoordinator(s, { _tag: "Commit", proposal: 1 })
-    const done = (worker: string, seq: number) =>
-      stepCoordinator(s, {
-        _tag: "Report",
-        worker,
-        completions: [{ seq, status: "executed", leaseTransfers: 0, detail: "" }],
-        statelessDoneUs: 0
-      })
+    const done = (worker: string, seq: number) => stepCoordinator(s, report(worker, "1", [seq]))
     expect(done("w2", 2).map((o) => o._tag)).toEqual(["Completed"])
     expect(s.inflight.watermark).toBe(1)
     done("w1", 1)
@@ -185,9 +190,72 @@ describe("completions", () => {
     const s = coordinator({}, [])
     propose(s, 1, [tx("a", ["p"])])
     expect(stepCoordinator(s, { _tag: "Commit", proposal: 1 }).some((o) => o._tag === "SendStateful")).toBe(false)
-    const out = stepCoordinator(s, { _tag: "Workers", workers: ["w9"] })
+    const out = stepCoordinator(s, { _tag: "Workers", workers: refs(["w9"]) })
     // Its stateless part was never sent (no worker at proposal): it goes at commit, with the stateful part.
     expect(out.some((o) => o._tag === "SendStateless" && o.worker === "w9")).toBe(true)
     expect(stateful(out).map((t) => [t.worker, t.seq, t.tokenSource])).toEqual([["w9", 1, "w9"]])
+  })
+})
+
+describe("worker incarnations (a restarted process is a new worker)", () => {
+  const restarted = () => {
+    const s = coordinator({ policy: "round-robin", schedulingTiming: "post-consensus" })
+    propose(s, 1, [tx("a", ["p"]), tx("b", ["q"])])
+    const first = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 1 }))
+    const restart = stepCoordinator(s, { _tag: "Workers", workers: [...refs(["w1"], "2"), ...refs(["w2"])] })
+    return { s, first, restart }
+  }
+
+  it("reports what the old incarnation had in flight and owned, and keeps it as recovery's input", () => {
+    const { s, first, restart } = restarted()
+    const lostSeqs = first.filter((t) => t.worker === "w1").map((t) => t.seq)
+    expect(lostSeqs).toHaveLength(1)
+    expect(restart.filter((o) => o._tag === "WorkerRestarted")).toEqual([
+      { _tag: "WorkerRestarted", worker: "w1", previous: "1", incarnation: "2", lostSeqs, leases: 1 }
+    ])
+    expect(s.lost.map((l) => [l.worker, l.seqs])).toEqual([[{ id: "w1", incarnation: "1" }, lostSeqs]])
+    expect(s.stats.workerRestarts).toBe(1)
+  })
+
+  it("ignores a completion from an incarnation other than the one the task went to", () => {
+    const { s, first } = restarted()
+    const seq = first.find((t) => t.worker === "w1")!.seq
+    expect(stepCoordinator(s, report("w1", "2", [seq]))).toEqual([])
+    expect(s.stats.staleCompletions).toBe(1)
+    expect(s.inflight.size).toBe(2)
+    // The old process's own report of it still counts (it ran it before dying, with its own inputs).
+    expect(stepCoordinator(s, report("w1", "1", [seq])).map((o) => o._tag)).toEqual(["Completed"])
+  })
+
+  it("never names the new incarnation as the holder of the old one's versions, and sends it its own id", () => {
+    const { s, first } = restarted()
+    const p = first.find((t) => t.worker === "w1")!.tx.keys[0]!
+    propose(s, 2, [tx("c", [p]), tx("d", [p]), tx("e", [p])])
+    const out = stepCoordinator(s, { _tag: "Commit", proposal: 2 })
+    const tasks = stateful(out)
+    // The first access of p after the restart fetches it from the coordinator (recovery's to restore), not "w1".
+    expect(tasks[0]!.sources).toEqual([COORDINATOR_SOURCE])
+    const toW1 = out.filter((o) => o._tag === "SendStateful" && o.worker === "w1")
+    expect(toW1.length).toBeGreaterThan(0)
+    expect(toW1.every((o) => o._tag === "SendStateful" && o.incarnation === "2")).toBe(true)
+  })
+
+  it("a stale view naming the old incarnation does not bring it back", () => {
+    const { s } = restarted()
+    const out = stepCoordinator(s, { _tag: "Workers", workers: refs(["w1", "w2"]) })
+    expect(out.some((o) => o._tag === "WorkerRestarted")).toBe(false)
+    expect(s.active.map((c) => [s.registry.idOf(c), s.registry.incarnationOf(c)])).toEqual([["w2", "1"]])
+  })
+
+  it("a token held by the old incarnation is not fetched from the new one", () => {
+    const s = coordinator({ policy: "round-robin" })
+    const proposed = propose(s, 1, [tx("a", ["p"]), tx("b", ["q"])])
+    const atW1 = proposed.flatMap((o) => (o._tag === "SendStateless" && o.worker === "w1" ? o.tasks : []))
+    expect(atW1).toHaveLength(1)
+    stepCoordinator(s, { _tag: "Workers", workers: [...refs(["w1"], "2"), ...refs(["w2"])] })
+    const tasks = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 1 }))
+    const task = tasks.find((t) => t.tx.id === atW1[0]!.tx.id)!
+    expect(task.tokenSource === "w1" && task.worker !== "w1").toBe(false)
+    expect(task.tokenSource === "" || task.tokenSource === "w2").toBe(true)
   })
 })

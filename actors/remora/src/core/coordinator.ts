@@ -41,7 +41,8 @@ import {
   type Source,
   type TxMeta,
   type TxOutcome,
-  type WorkerId
+  type WorkerId,
+  type WorkerRef
 } from "./types.js"
 
 /** Where the stateless part runs (§6.4, Fig. 6). */
@@ -111,8 +112,8 @@ export interface CompletionData {
 }
 
 export type CoordinatorInput<P> =
-  /** The active workers (new placements go only to them). */
-  | { readonly _tag: "Workers"; readonly workers: ReadonlyArray<WorkerId> }
+  /** The active workers (new placements go only to them), each as the incarnation seen last. */
+  | { readonly _tag: "Workers"; readonly workers: ReadonlyArray<WorkerRef> }
   /** The shell proposed `block` to consensus: its stateless parts go out (RunStateless of Alg. 2). */
   | { readonly _tag: "Propose"; readonly block: ProposedBlock<P> }
   /** Plans a proposal during the consensus window (PlanBlock of Alg. 2), after its Propose; separate so the
@@ -125,6 +126,8 @@ export type CoordinatorInput<P> =
   | {
       readonly _tag: "Report"
       readonly worker: WorkerId
+      /** The reporting process's incarnation: completions count only from the one a task was sent to. */
+      readonly incarnation: string
       readonly completions: ReadonlyArray<CompletionData>
       readonly statelessDoneUs: number
     }
@@ -132,10 +135,17 @@ export type CoordinatorInput<P> =
   | { readonly _tag: "ObjectRequest"; readonly key: Key; readonly version: number; readonly requester: WorkerId }
 
 export type CoordinatorOutput<P> =
-  | { readonly _tag: "SendStateless"; readonly worker: WorkerId; readonly tasks: ReadonlyArray<StatelessTaskData<P>> }
+  | {
+      readonly _tag: "SendStateless"
+      readonly worker: WorkerId
+      readonly incarnation: string
+      readonly tasks: ReadonlyArray<StatelessTaskData<P>>
+    }
   | {
       readonly _tag: "SendStateful"
       readonly worker: WorkerId
+      /** The incarnation the tasks are for: another process with the same id must not run them. */
+      readonly incarnation: string
       readonly height: number
       readonly tasks: ReadonlyArray<StatefulTaskData<P>>
     }
@@ -177,6 +187,19 @@ export type CoordinatorOutput<P> =
       readonly leaseTransfers: number
       readonly detail: string
     }
+  /**
+   * A worker restarted (a new incarnation of the same id): its old incarnation gets no new work and is never
+   * named as the source of a version again (its leases are the coordinator's to recover). `lostSeqs`: what was
+   * sent to it and not completed; `leases`: objects it owned. Recovery (§4.6) is the `lost` list's consumer.
+   */
+  | {
+      readonly _tag: "WorkerRestarted"
+      readonly worker: WorkerId
+      readonly previous: string
+      readonly incarnation: string
+      readonly lostSeqs: ReadonlyArray<number>
+      readonly leases: number
+    }
   /** An object from the coordinator's store: its initial value, or "missing" (it does not hold that version). */
   | {
       readonly _tag: "SendObject"
@@ -202,7 +225,17 @@ export interface CoordinatorStats {
   dispatched: number
   completed: number
   duplicateCompletions: number
+  /** Completions from an incarnation other than the one the task was sent to (ignored). */
+  staleCompletions: number
   ignoredCommits: number
+  workerRestarts: number
+}
+
+/** What an old incarnation left behind: the hook for worker recovery (§4.6, a later issue). */
+export interface LostIncarnation {
+  readonly worker: WorkerRef
+  readonly code: number
+  readonly seqs: ReadonlyArray<number>
 }
 
 export interface CoordinatorState<P> {
@@ -235,6 +268,8 @@ export interface CoordinatorState<P> {
   plannedLoad: Float64Array
   /** Keys whose initial value the coordinator handed out. */
   readonly givenGenesis: Set<Key>
+  /** Incarnations that restarted, with their unfinished work (recovery will take it from here). */
+  readonly lost: Array<LostIncarnation>
   readonly stats: CoordinatorStats
 }
 
@@ -260,6 +295,7 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
     statelessLoad: new Float64Array(8),
     plannedLoad: new Float64Array(8),
     givenGenesis: new Set(),
+    lost: [],
     stats: {
       proposals: 0,
       committed: 0,
@@ -269,7 +305,9 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
       dispatched: 0,
       completed: 0,
       duplicateCompletions: 0,
-      ignoredCommits: 0
+      staleCompletions: 0,
+      ignoredCommits: 0,
+      workerRestarts: 0
     }
   }
 }
@@ -372,13 +410,20 @@ const dispatchStateless = <P>(
     }
     tasks.push({ tx, proposal: block.proposal })
   }
-  for (const [w, tasks] of byWorker) out.push({ _tag: "SendStateless", worker: s.registry.idOf(w), tasks })
+  for (const [w, tasks] of byWorker) {
+    out.push({ _tag: "SendStateless", worker: s.registry.idOf(w), incarnation: s.registry.incarnationOf(w), tasks })
+  }
 }
 
 // ---- stateful dispatch --------------------------------------------------------------------------------------
 
+/** A retired incarnation's versions are the coordinator's to hand out (after recovery): never its successor's. */
 const sourceName = (s: CoordinatorState<unknown>, code: number): Source =>
-  code === GENESIS_CODE ? GENESIS_SOURCE : code === COORDINATOR_OWNER ? COORDINATOR_SOURCE : s.registry.idOf(code)
+  code === GENESIS_CODE
+    ? GENESIS_SOURCE
+    : code === COORDINATOR_OWNER || s.registry.isRetired(code)
+      ? COORDINATOR_SOURCE
+      : s.registry.idOf(code)
 
 /** Dispatch(plan) of Alg. 2: consecutive seqs in block order, one batch per worker. */
 const dispatchPlan = <P>(
@@ -405,7 +450,8 @@ const dispatchPlan = <P>(
     if (separation === "coordinator") {
       const at = s.statelessAt.get(tx.id)
       if (at !== undefined) {
-        tokenSource = s.registry.idOf(at)
+        // A token held by a restarted incarnation is gone: the stateful worker runs the check itself.
+        if (!s.registry.isRetired(at)) tokenSource = s.registry.idOf(at)
         s.statelessAt.delete(tx.id)
       }
     }
@@ -429,7 +475,15 @@ const dispatchPlan = <P>(
     })
   }
   s.stats.dispatched += plan.txs.length
-  for (const [w, tasks] of byWorker) out.push({ _tag: "SendStateful", worker: s.registry.idOf(w), height, tasks })
+  for (const [w, tasks] of byWorker) {
+    out.push({
+      _tag: "SendStateful",
+      worker: s.registry.idOf(w),
+      incarnation: s.registry.incarnationOf(w),
+      height,
+      tasks
+    })
+  }
 }
 
 const dispatchSymmetric = <P>(
@@ -517,7 +571,19 @@ const commitBlock = <P>(
 
 // ---- completions --------------------------------------------------------------------------------------------
 
-const complete = <P>(s: CoordinatorState<P>, worker: WorkerId, c: CompletionData, out: Array<CoordinatorOutput<P>>) => {
+const complete = <P>(
+  s: CoordinatorState<P>,
+  worker: WorkerId,
+  reporter: number | undefined,
+  c: CompletionData,
+  out: Array<CoordinatorOutput<P>>
+) => {
+  const sentTo = s.inflight.workerOf(c.seq)
+  // SymArch's tasks are the coordinator's (every worker schedules); any other is its incarnation's alone.
+  if (sentTo > COORDINATOR_OWNER && sentTo !== reporter) {
+    s.stats.staleCompletions++
+    return
+  }
   const inflight = s.inflight.complete(c.seq)
   if (inflight === undefined) {
     s.stats.duplicateCompletions++
@@ -541,8 +607,44 @@ const complete = <P>(s: CoordinatorState<P>, worker: WorkerId, c: CompletionData
 
 // ---- the step -------------------------------------------------------------------------------------------------
 
-const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerId>, out: Array<CoordinatorOutput<P>>) => {
-  const codes = [...new Set(workers)].sort().map((w) => s.registry.codeOf(w))
+/** The refs' codes (sorted by worker id); an incarnation older than the worker's newest is a stale view. */
+const activeCodes = <P>(
+  s: CoordinatorState<P>,
+  workers: ReadonlyArray<WorkerRef>,
+  out: Array<CoordinatorOutput<P>>
+): Array<number> => {
+  const byId = new Map<WorkerId, WorkerRef>()
+  for (const w of workers) byId.set(w.id, w)
+  const codes: Array<number> = []
+  for (const id of [...byId.keys()].sort()) {
+    const ref = byId.get(id)!
+    const previous = s.registry.newestOf(id)
+    const code = s.registry.codeOf(id, ref.incarnation)
+    if (s.registry.isRetired(code)) continue
+    if (previous !== undefined && previous !== code) retire(s, previous, ref, out)
+    codes.push(code)
+  }
+  return codes
+}
+
+/** An incarnation was replaced by a new one: nothing more goes to it, and what it had is reported lost. */
+const retire = <P>(s: CoordinatorState<P>, code: number, next: WorkerRef, out: Array<CoordinatorOutput<P>>) => {
+  const seqs = s.inflight.seqsOf(code)
+  const worker = { id: next.id, incarnation: s.registry.incarnationOf(code) }
+  s.lost.push({ worker, code, seqs })
+  s.stats.workerRestarts++
+  out.push({
+    _tag: "WorkerRestarted",
+    worker: next.id,
+    previous: worker.incarnation,
+    incarnation: next.incarnation,
+    lostSeqs: seqs,
+    leases: s.router.ownedBy(code)
+  })
+}
+
+const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerRef>, out: Array<CoordinatorOutput<P>>) => {
+  const codes = activeCodes(s, workers, out)
   const same = codes.length === s.active.length && codes.every((c, i) => c === s.active[i])
   if (same) return
   ensureCapacity(s)
@@ -614,11 +716,10 @@ export const stepCoordinator = <P>(
       break
     }
     case "Report": {
-      for (const c of input.completions) complete(s, input.worker, c, out)
-      if (input.statelessDoneUs > 0) {
-        const code = s.registry.codeOf(input.worker)
-        ensureCapacity(s)
-        s.statelessLoad[code] = Math.max(0, s.statelessLoad[code]! - input.statelessDoneUs)
+      const reporter = s.registry.find(input.worker, input.incarnation)
+      for (const c of input.completions) complete(s, input.worker, reporter, c, out)
+      if (input.statelessDoneUs > 0 && reporter !== undefined) {
+        s.statelessLoad[reporter] = Math.max(0, s.statelessLoad[reporter]! - input.statelessDoneUs)
       }
       break
     }

@@ -14,6 +14,7 @@ export {
   createCoordinator,
   defaultCoordinatorParams,
   inflightCount,
+  type LostIncarnation,
   type Separation,
   type StatefulTaskData,
   type StatelessTaskData,
@@ -77,7 +78,8 @@ export {
   type Step,
   type TxMeta,
   type TxOutcome,
-  type WorkerId
+  type WorkerId,
+  type WorkerRef
 } from "./types.js"
 export {
   createWorker,

@@ -34,6 +34,23 @@ export class InflightWindow {
     this.size++
   }
 
+  /** The owner code `seq` was dispatched to, or -1 when it is not in flight. */
+  workerOf(seq: number): number {
+    if (seq < this.watermark || seq >= this.next) return -1
+    const i = seq & this.mask
+    return this.txIds[i] === undefined ? -1 : this.workers[i]!
+  }
+
+  /** The seqs in flight at owner code `worker`, lowest first. */
+  seqsOf(worker: number): Array<number> {
+    const seqs: Array<number> = []
+    for (let seq = this.watermark; seq < this.next; seq++) {
+      const i = seq & this.mask
+      if (this.txIds[i] !== undefined && this.workers[i] === worker) seqs.push(seq)
+    }
+    return seqs
+  }
+
   /** Takes `seq` out of the window; undefined when it is not in flight (a duplicate or unknown completion). */
   complete(seq: number): InflightEntry | undefined {
     if (seq < this.watermark || seq >= this.next) return undefined

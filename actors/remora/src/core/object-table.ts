@@ -93,6 +93,13 @@ export class ObjectTable implements MetadataWriter {
     this.packed[id] = packed
   }
 
+  /** Keys whose owner is `code` (a scan: for rare events such as a worker's restart). */
+  ownedBy(code: number): number {
+    let n = 0
+    for (let id = 0; id < this.packed.length; id++) if (this.packed[id] !== 0 && ownerOf(this.packed[id]!) === code) n++
+    return n
+  }
+
   /** Keys ever assigned a version. */
   get size(): number {
     return this.count
@@ -128,26 +135,56 @@ export class SchedulerView implements MetadataWriter {
   }
 }
 
-/** Worker ids by owner code. Codes are never reused, so a packed owner never names a different worker later. */
+/**
+ * Workers by owner code. A code names one incarnation of a worker (one process start): a worker restarted with
+ * the same id is a new incarnation and gets a new code, so nothing its previous life owned or was sent is ever
+ * taken for the new one's. Codes are never reused, so a packed owner never names a different incarnation later.
+ */
 export class WorkerRegistry {
   private readonly ids: Array<WorkerId> = []
-  private readonly codes = new Map<WorkerId, number>()
+  private readonly incarnations: Array<string> = []
+  private readonly codes = new Map<string, number>()
+  /** The newest incarnation's code of each worker id. */
+  private readonly newest = new Map<WorkerId, number>()
 
-  codeOf(worker: WorkerId): number {
-    let code = this.codes.get(worker)
+  /** The code of (worker, incarnation), assigned now if it has none; it becomes the worker's newest. */
+  codeOf(worker: WorkerId, incarnation = ""): number {
+    const name = `${worker}\u0000${incarnation}`
+    let code = this.codes.get(name)
     if (code === undefined) {
-      if (this.ids.length + 1 >= OWNER_CODES) throw new Error(`more than ${OWNER_CODES - 1} workers`)
+      if (this.ids.length + 1 >= OWNER_CODES) throw new Error(`more than ${OWNER_CODES - 1} worker incarnations`)
       this.ids.push(worker)
+      this.incarnations.push(incarnation)
       code = this.ids.length
-      this.codes.set(worker, code)
+      this.codes.set(name, code)
+      this.newest.set(worker, code)
     }
     return code
+  }
+
+  /** The code of (worker, incarnation), or undefined when it never had one. */
+  find(worker: WorkerId, incarnation: string): number | undefined {
+    return this.codes.get(`${worker}\u0000${incarnation}`)
+  }
+
+  /** The code of the worker's newest incarnation, or undefined when it has none. */
+  newestOf(worker: WorkerId): number | undefined {
+    return this.newest.get(worker)
+  }
+
+  /** An older incarnation of a worker that has restarted since. */
+  isRetired(code: number): boolean {
+    return code > 0 && this.newest.get(this.idOf(code)) !== code
   }
 
   idOf(code: number): WorkerId {
     const id = this.ids[code - 1]
     if (id === undefined) throw new Error(`no worker with owner code ${code}`)
     return id
+  }
+
+  incarnationOf(code: number): string {
+    return this.incarnations[code - 1] ?? ""
   }
 
   /** Highest code handed out (array sizes). */

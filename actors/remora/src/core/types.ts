@@ -7,6 +7,15 @@
 export type Key = string
 export type WorkerId = string
 
+/**
+ * One life of a worker: its id and the incarnation drawn when its process started. A worker restarted with the
+ * same id is a new incarnation: what the old one held or was sent is not the new one's.
+ */
+export interface WorkerRef {
+  readonly id: WorkerId
+  readonly incarnation: string
+}
+
 /** Source of an input version that is the key's initial value: derived from the key, no transfer needed. */
 export const GENESIS_SOURCE = "#genesis"
 /** Source of an input version held by the coordinator (the owner of every object at first). */

@@ -21,6 +21,7 @@ const appendId = (payload: string, read: (key: string) => Uint8Array) => ({
 const worker = (self = "w1", cores = 2) =>
   createWorker<string>({
     self,
+    incarnation: "i1",
     cores,
     retryAfterMs: 100,
     tokenTtlMs: 1000,
@@ -46,6 +47,7 @@ const task = (
   watermark: 1,
   height: 1,
   trace: "",
+  incarnation: "i1",
   ...extra
 })
 
@@ -115,6 +117,22 @@ describe("the execution rule (App. A.9)", () => {
     expect(stepWorker(w, { _tag: "ObjectArrived", key: "k", version: 0, value, from: COORDINATOR_SOURCE })).toEqual([])
     expect(w.objects.get("k")?.version).toBe(1)
     expect(w.stats.duplicates).toBe(2)
+  })
+})
+
+describe("incarnations", () => {
+  it("drops a stateful task sent to another incarnation of this worker (its inputs were that process's)", () => {
+    const w = worker()
+    const out = stepWorker(w, {
+      _tag: "Stateful",
+      tasks: [task(1, tx("a", ["k"]), [3], ["w1"], { incarnation: "i0" })]
+    })
+    expect(out).toEqual([])
+    expect(w.tasks.size).toBe(0)
+    expect(w.stats.foreign).toBe(1)
+    // The same seq sent to this incarnation runs.
+    const own = stepWorker(w, { _tag: "Stateful", tasks: [task(1, tx("a", ["k"]), [0], ["#genesis"])] })
+    expect(started(own)).toHaveLength(1)
   })
 })
 

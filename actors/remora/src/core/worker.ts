@@ -42,6 +42,8 @@ export interface ExecOutcome {
 
 export interface WorkerParams<P> {
   readonly self: WorkerId
+  /** This process start: stateful tasks sent to an earlier incarnation of `self` are not run here. */
+  readonly incarnation: string
   /** Virtual cores: units of work that run at once. */
   readonly cores: number
   /** An object or token request unanswered this long (Tick time) is sent again. */
@@ -61,6 +63,8 @@ export interface WorkerParams<P> {
 /** A stateful task as it arrives (a StatefulTaskData plus the trace context of its consensus window). */
 export interface StatefulIn<P> extends StatefulTaskData<P> {
   readonly trace: string
+  /** The incarnation it was sent to ("": any, e.g. a task SymArch placed here itself). */
+  readonly incarnation: string
 }
 
 export interface SymmetricIn<P> {
@@ -184,6 +188,8 @@ export interface WorkerStats {
   leaseTransfersIn: number
   leaseTransfersOut: number
   duplicates: number
+  /** Stateful tasks sent to another incarnation of this worker (dropped: their inputs were that one's). */
+  foreign: number
   retries: number
 }
 
@@ -265,6 +271,7 @@ export const createWorker = <P>(params: WorkerParams<P>): WorkerState<P> => ({
     leaseTransfersIn: 0,
     leaseTransfersOut: 0,
     duplicates: 0,
+    foreign: 0,
     retries: 0
   }
 })
@@ -368,6 +375,10 @@ const advanceWatermark = <P>(s: WorkerState<P>, watermark: number): void => {
 }
 
 const registerStateful = <P>(s: WorkerState<P>, data: StatefulIn<P>, out: Out<P>): void => {
+  if (data.incarnation !== "" && data.incarnation !== s.params.incarnation) {
+    s.stats.foreign++
+    return
+  }
   advanceWatermark(s, data.watermark)
   if (isDuplicate(s, data.seq)) {
     s.stats.duplicates++
@@ -543,7 +554,8 @@ const planSymmetric = <P>(s: WorkerState<P>, out: Out<P>): void => {
           combined: true,
           watermark: b.watermark,
           height: b.height,
-          trace: ""
+          trace: "",
+          incarnation: ""
         },
         out
       )

@@ -77,8 +77,13 @@ export const statelessFromWire = (m: StatelessTask): StatelessTaskData<Transacti
   return typeof tx === "string" ? tx : { proposal: m.proposal, tx }
 }
 
-export const statefulToWire = (t: StatefulTaskData<Transaction>, traceparent: string): StatefulTask => ({
+export const statefulToWire = (
+  t: StatefulTaskData<Transaction>,
+  traceparent: string,
+  incarnation: string
+): StatefulTask => ({
   seq: t.seq,
+  incarnation,
   transaction: asBuffer(encodedTransaction(t.tx.payload)),
   versions: t.versions as Array<number>,
   sources: t.sources as Array<string>,
@@ -105,7 +110,8 @@ export const statefulFromWire = (m: StatefulTask): StatefulIn<Transaction> | str
     combined: m.combined,
     watermark: m.watermark,
     height: m.height,
-    trace: m.traceparent
+    trace: m.traceparent,
+    incarnation: m.incarnation
   }
 }
 

@@ -23,6 +23,10 @@ import { admit } from "../tx/transaction.js"
 import { bodySource, fakeSigner, fakeVerify, transactionStream, type WorkloadSpec } from "../workload/generators.js"
 import { EventQueue } from "./event-queue.js"
 
+/** The simulated workers never restart: each lives one incarnation. */
+const SIM_INCARNATION = "1"
+const refs = (ids: ReadonlyArray<WorkerId>) => ids.map((id) => ({ id, incarnation: SIM_INCARNATION }))
+
 export interface SimConfig {
   readonly scenario: string
   readonly seed: number
@@ -170,6 +174,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       id,
       createWorker<Transaction>({
         self: id,
+        incarnation: SIM_INCARNATION,
         cores: config.cores,
         retryAfterMs: config.retryAfterMs,
         tokenTtlMs: 60_000,
@@ -201,7 +206,10 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
           toWorker(o.worker, { _tag: "Stateless", tasks: o.tasks })
           break
         case "SendStateful":
-          toWorker(o.worker, { _tag: "Stateful", tasks: o.tasks.map((t) => ({ ...t, trace: "" })) })
+          toWorker(o.worker, {
+            _tag: "Stateful",
+            tasks: o.tasks.map((t) => ({ ...t, trace: "", incarnation: o.incarnation }))
+          })
           break
         case "SendSymmetric":
           for (const w of o.workers) {
@@ -299,7 +307,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       }
     }
     if (completions.length > 0 || statelessDoneUs > 0) {
-      toCoordinator({ _tag: "Report", worker: self, completions, statelessDoneUs })
+      toCoordinator({ _tag: "Report", worker: self, incarnation: SIM_INCARNATION, completions, statelessDoneUs })
     }
   }
 
@@ -352,7 +360,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       }
       case "join":
         addWorker(e.worker)
-        stepCoordinatorWith({ _tag: "Workers", workers: [...workers.keys()] })
+        stepCoordinatorWith({ _tag: "Workers", workers: refs([...workers.keys()]) })
         break
       case "tick":
         for (const [id, w] of workers) onWorkerOutputs(id, stepW(w, { _tag: "Tick", nowMs: q.now }))
@@ -363,7 +371,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
 
   try {
     for (const id of initial) addWorker(id)
-    stepCoordinatorWith({ _tag: "Workers", workers: initial })
+    stepCoordinatorWith({ _tag: "Workers", workers: refs(initial) })
     for (const id of late) q.at(config.joinAtMs, { k: "join", worker: id })
     for (let i = 0; i < Math.min(config.txs, config.outstanding ?? 1); i++) {
       q.at(closedLoop ? i * config.arrivalGapMs : 0, { k: "arrive" })

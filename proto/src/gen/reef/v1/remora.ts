@@ -301,6 +301,11 @@ export interface StatefulTask {
   traceparent: string;
   /** Consensus height of the block that ordered it. */
   height: number;
+  /**
+   * The worker incarnation it is for: a restarted worker (same id, new incarnation) drops it, since its inputs
+   * were the old process's.
+   */
+  incarnation: string;
 }
 
 /**
@@ -1816,6 +1821,7 @@ function createBaseStatefulTask(): StatefulTask {
     combined: false,
     traceparent: "",
     height: 0,
+    incarnation: "",
   };
 }
 
@@ -1849,6 +1855,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.height !== 0) {
       writer.uint32(112).uint64(message.height);
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(122).string(message.incarnation);
     }
     return writer;
   },
@@ -1948,6 +1957,14 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
             message.height = longToNumber(reader.uint64());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1975,6 +1992,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
       combined: isSet(object.combined) ? globalThis.Boolean(object.combined) : false,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       height: isSet(object.height) ? globalThis.Number(object.height) : 0,
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
     };
   },
 
@@ -2007,6 +2025,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     if (message.height !== 0) {
       obj.height = Math.round(message.height);
     }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
     return obj;
   },
 
@@ -2024,6 +2045,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     message.combined = object.combined ?? false;
     message.traceparent = object.traceparent ?? "";
     message.height = object.height ?? 0;
+    message.incarnation = object.incarnation ?? "";
     return message;
   },
 };
