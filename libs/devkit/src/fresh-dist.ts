@@ -1,12 +1,15 @@
 /**
- * Whether the compiled JavaScript of the workspace (`dist/`, written by `pnpm build`) is at least as new as
- * its sources. `reef` started from TypeScript (pnpm reef, tests) then starts its children from that JavaScript
- * instead of through tsx, which compiles every module a process loads at start-up: several seconds per actor
- * process on a busy 2-core machine, most of a restarted replica's time to rejoin. A source edited since the
- * last build (test files aside) makes children run from source again, so they never run stale code.
+ * Which build of the workspace is up to date with its sources: the bundle (`pnpm build`: `tsc -b`, then
+ * scripts/bundle.mjs), the compiled JavaScript (`dist/`, `tsc -b` alone), or neither. `reef` runs the newest
+ * one that is (reef-command.ts); with neither it runs from source through tsx, which compiles every module a
+ * process loads at start-up: several seconds per actor process on a busy 2-core machine. A source edited since
+ * the last build (test files aside) makes `reef` run from source again, so it never runs stale code.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
+
+/** The bundled `reef` entry point that scripts/bundle.mjs writes (its other files sit next to it). */
+export const BUNDLE_ENTRY = join("services", "cli", "dist", "bundle", "reef.mjs")
 
 /** The packages of the root tsconfig.json's project references. */
 const packageDirs = (root: string): ReadonlyArray<string> => {
@@ -29,14 +32,23 @@ const newestSource = (dir: string): number => {
   return newest
 }
 
-/** True when every package's last build (its `dist/.tsbuildinfo`) is newer than each of its sources. */
-export const distIsFresh = (root: string): boolean => {
+/**
+ * The newest build that is at least as new as every source: "bundle" when the bundle was written after every
+ * package's last `tsc -b` (its `dist/.tsbuildinfo`) and each of those after its sources, "dist" when only the
+ * latter holds, undefined when a source is newer than its package's build (or there is no build).
+ */
+export const freshBuild = (root: string): "bundle" | "dist" | undefined => {
   try {
-    return packageDirs(root).every(
-      (dir) => statSync(join(dir, "dist", ".tsbuildinfo")).mtimeMs >= newestSource(join(dir, "src"))
-    )
+    let newestBuild = 0
+    for (const dir of packageDirs(root)) {
+      const built = statSync(join(dir, "dist", ".tsbuildinfo")).mtimeMs
+      if (built < newestSource(join(dir, "src"))) return undefined
+      newestBuild = Math.max(newestBuild, built)
+    }
+    const bundled = statSync(join(root, BUNDLE_ENTRY), { throwIfNoEntry: false })?.mtimeMs ?? 0
+    return bundled >= newestBuild ? "bundle" : "dist"
   } catch {
-    // No build at all (or an unreadable tree): run from source.
-    return false
+    // No build at all (or an unreadable tree).
+    return undefined
   }
 }

@@ -14,7 +14,17 @@ export {
   startReefChild,
   stopTogetherOnClose
 } from "./reef-child.js"
-export { allocatorEnv, JEMALLOC_CONF, JEMALLOC_PATHS, REEF_NODE_FLAGS, reefArgv, repoRoot } from "./reef-command.js"
+export {
+  allocatorEnv,
+  JEMALLOC_CONF,
+  JEMALLOC_PATHS,
+  REEF_NODE_FLAGS,
+  type ReefBuild,
+  reefArgv,
+  reefBuild,
+  reefEntry,
+  repoRoot
+} from "./reef-command.js"
 export {
   findBinary,
   killOnExit,

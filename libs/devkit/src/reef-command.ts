@@ -1,17 +1,17 @@
 /**
- * How a Reef process is started (`reef up` launching `reef run ...` children, benchmarks and tests starting
- * actors): the `reef` entry point (services/cli) from the compiled dist, or from source through tsx when this
- * module is TypeScript (pnpm reef, tests) and the build is stale. This knows the CLI's path, not its code:
- * nothing here imports @reef/cli, so bench and tests start actors without depending on it.
+ * How a Reef process is started (`reef` itself through bin/reef.mjs, `reef up` launching `reef run ...`
+ * children, benchmarks and tests starting actors): the `reef` entry point (services/cli) from the newest build
+ * that is up to date with the sources (fresh-dist.ts), the bundle before the compiled dist, else from source
+ * through tsx. This knows the CLI's path, not its code: nothing here imports @reef/cli, so bench and tests
+ * start actors without depending on it.
  */
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { distIsFresh } from "./fresh-dist.js"
+import { BUNDLE_ENTRY, freshBuild } from "./fresh-dist.js"
 
 const here = fileURLToPath(import.meta.url)
-const fromSource = here.endsWith(".ts")
 
 /** Root of the repository (libs/devkit/{src,dist}/ -> ../../..). */
 export const repoRoot: string = join(dirname(here), "..", "..", "..")
@@ -24,29 +24,42 @@ export const repoRoot: string = join(dirname(here), "..", "..", "..")
  */
 export const REEF_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=2"]
 
+/** What a `reef` process runs: the bundle (`pnpm build`), the compiled dist (`tsc -b`) or the TypeScript. */
+export type ReefBuild = "bundle" | "dist" | "source"
+
 /**
- * Whether children run from TypeScript: only when this process does and the build is stale (fresh-dist.ts),
- * or when `REEF_CHILDREN_FROM_SOURCE=1` asks for it. Decided once per process.
+ * The build `reef` processes run from: the newest one as new as every source, else the sources; always the
+ * sources when `REEF_CHILDREN_FROM_SOURCE=1` asks for it. Decided once per process, so `reef up` starts every
+ * child from the same build.
  */
-let childrenFromSource: boolean | undefined
-const runChildrenFromSource = (): boolean => {
-  childrenFromSource ??= fromSource && (process.env.REEF_CHILDREN_FROM_SOURCE === "1" || !distIsFresh(repoRoot))
-  return childrenFromSource
+let build: ReefBuild | undefined
+export const reefBuild = (): ReefBuild => {
+  build ??= process.env.REEF_CHILDREN_FROM_SOURCE === "1" ? "source" : (freshBuild(repoRoot) ?? "source")
+  return build
 }
 
+const ENTRIES: Record<ReefBuild, string> = {
+  bundle: BUNDLE_ENTRY,
+  dist: join("services", "cli", "dist", "main.js"),
+  source: join("services", "cli", "src", "main.ts")
+}
+
+/** The module that runs `reef` from `build`. */
+export const reefEntry = (from: ReefBuild = reefBuild()): string => join(repoRoot, ENTRIES[from])
+
 /** argv (after the node binary) that runs `reef` with `args`. */
-export const reefArgv = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
-  runChildrenFromSource()
+export const reefArgv = (args: ReadonlyArray<string>, from: ReefBuild = reefBuild()): ReadonlyArray<string> =>
+  from === "source"
     ? [
         ...REEF_NODE_FLAGS,
         "--conditions=@reef/source",
         "--import",
         // Resolved here, not by the child: a child started in another directory would not find "tsx".
         pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
-        join(repoRoot, "services", "cli", "src", "main.ts"),
+        reefEntry(from),
         ...args
       ]
-    : [...REEF_NODE_FLAGS, join(repoRoot, "services", "cli", "dist", "main.js"), ...args]
+    : [...REEF_NODE_FLAGS, reefEntry(from), ...args]
 
 /** Where Debian and similar distributions put jemalloc 5 (package libjemalloc2). */
 export const JEMALLOC_PATHS: ReadonlyArray<string> = [

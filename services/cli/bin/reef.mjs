@@ -1,3 +1,31 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
-// The flag: see REEF_NODE_FLAGS in libs/devkit/src/reef-command.ts. The installed `reef` binary runs the compiled CLI (pnpm build first); `pnpm reef` runs it from source.
-await import("../dist/main.js")
+// `reef` (and `pnpm reef`): runs the newest build that is up to date with the sources in this process (the
+// bundle of `pnpm build` before the compiled dist: reefBuild in libs/devkit/src/reef-command.ts), else the
+// sources through tsx in a child process. The flag: see REEF_NODE_FLAGS there.
+import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+/** libs/devkit's compiled module, or undefined before the first build. */
+const devkit = await import("../../../libs/devkit/dist/reef-command.js").catch((error) => {
+  if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
+  throw error
+})
+
+if (devkit !== undefined && devkit.reefBuild() !== "source") {
+  await import(pathToFileURL(devkit.reefEntry()).href)
+} else {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
+  const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+  const argv = ["--max-semi-space-size=2", "--conditions=@reef/source", "--import", tsx, main, ...process.argv.slice(2)]
+  const child = spawn(process.execPath, argv, { stdio: "inherit" })
+  // Ctrl-C reaches the child from the terminal (its process group): a second SIGINT would cut its shutdown short.
+  const forward = (signal) => (signal === "SIGINT" ? undefined : child.kill(signal))
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"]
+  for (const signal of signals) process.on(signal, forward)
+  child.on("exit", (code, signal) => {
+    for (const s of signals) process.off(s, forward)
+    if (signal !== null) process.kill(process.pid, signal)
+    else process.exitCode = code ?? 1
+  })
+}
