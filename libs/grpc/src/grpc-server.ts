@@ -4,15 +4,16 @@
  *
  * Every server also gets the standard health service (`grpc.health.v1.Health`: SERVING for "" and for each
  * service while open, NOT_SERVING once shutdown starts) and server reflection built from the given .proto files,
- * so `grpcurl -plaintext HOST:PORT list` and `grpc_health_probe` work without extra setup.
+ * so `grpcurl -plaintext HOST:PORT list` and `grpc_health_probe` work without extra setup. Both are loaded on
+ * their first call (on-first-call.ts): most processes never get one.
  *
  * Shutdown (scope close): health goes NOT_SERVING, the server stops accepting calls (`tryShutdown`), open
  * server streams are ended with UNAVAILABLE (they would otherwise never finish), unary calls get
  * `shutdownGraceMs` to finish, and then `forceShutdown` cancels whatever is left.
  */
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { type Server as GrpcJsServer, Server, ServerCredentials, type ServerOptions } from "@grpc/grpc-js"
-import { loadSync } from "@grpc/proto-loader"
-import { ReflectionService } from "@grpc/reflection"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -21,9 +22,9 @@ import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check"
 import type { CallRunner } from "./call.js"
 import type { GrpcService } from "./handlers.js"
+import { addReflection, LazyHealth } from "./on-first-call.js"
 
 /** The server could not start: protos did not load, or the address could not be bound. */
 export class GrpcServerError extends Data.TaggedError("GrpcServerError")<{
@@ -75,13 +76,20 @@ const HEALTH_SERVICE = "grpc.health.v1.Health"
 export const hostPort = (host: string, port: number): string =>
   host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`
 
-const loadReflection = (options: ReflectionOptions | undefined) =>
+/** Reflection's files are parsed on its first call; a missing one fails the start. */
+const reflectionFiles = (options: ReflectionOptions | undefined) =>
   Effect.suspend(() => {
-    const files = [...(options?.protoFiles ?? []), healthProtoPath]
-    return Effect.try({
-      try: () => new ReflectionService(loadSync(files, { includeDirs: [...(options?.includeDirs ?? [])] })),
-      catch: (cause) => new GrpcServerError({ operation: "load-protos", target: files.join(", "), cause })
-    })
+    const files = { includeDirs: options?.includeDirs ?? [], protoFiles: options?.protoFiles ?? [] }
+    const missing = files.protoFiles.filter((file) => !files.includeDirs.some((dir) => existsSync(join(dir, file))))
+    return missing.length === 0
+      ? Effect.succeed(files)
+      : Effect.fail(
+          new GrpcServerError({
+            operation: "load-protos",
+            target: missing.join(", "),
+            cause: new Error(`not found in ${files.includeDirs.join(", ") || "no include directory"}`)
+          })
+        )
   })
 
 const bind = (server: GrpcJsServer, target: string) =>
@@ -101,7 +109,7 @@ const bind = (server: GrpcJsServer, target: string) =>
  */
 const shutdown = (
   server: GrpcJsServer,
-  health: HealthImplementation,
+  health: LazyHealth,
   serviceNames: ReadonlyArray<string>,
   streams: Effect.Effect<void>,
   graceMs: number
@@ -133,7 +141,7 @@ export const serveGrpc = <R = never>(
 ): Effect.Effect<GrpcServerInfo, GrpcServerError, R | Scope.Scope> =>
   Effect.gen(function* () {
     const host = options.host ?? DEFAULT_GRPC_HOST
-    const reflection = yield* loadReflection(options.reflection)
+    const reflection = yield* reflectionFiles(options.reflection)
 
     // Created before the server, so they are closed after it: shutdown uses them first.
     const unaryCalls = yield* FiberSet.make()
@@ -144,15 +152,15 @@ export const serveGrpc = <R = never>(
     }
 
     const serviceNames = ["", ...options.services.map((s) => s.name)]
-    const health = new HealthImplementation(Object.fromEntries(serviceNames.map((name) => [name, "SERVING" as const])))
-    health.setStatus(HEALTH_SERVICE, "SERVING")
+    const health = new LazyHealth()
+    for (const name of [...serviceNames, HEALTH_SERVICE]) health.setStatus(name, "SERVING")
 
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const server = new Server(options.serverOptions)
         for (const service of options.services) server.addService(service.definition, service.bind(runner))
         health.addToServer(server)
-        reflection.addToServer(server)
+        addReflection(server, reflection)
         return server
       }),
       (server) =>
