@@ -5,6 +5,7 @@
  */
 import { ActorStatus, type Member, MemberState } from "@reef/proto"
 import type { Style } from "./cli/terminal.js"
+import { naturalOrder } from "./natural-order.js"
 import type { RoleSpec } from "./roles/role.js"
 import { formatTable } from "./table.js"
 
@@ -14,7 +15,6 @@ export const statusName = (s: ActorStatus | undefined): string =>
   s === undefined ? "" : (ActorStatus[s]?.replace("ACTOR_STATUS_", "").toLowerCase() ?? String(s))
 
 /** `r2` before `r10`. */
-const naturalOrder = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true })
 
 export const sortMembers = (members: ReadonlyArray<Member>): Array<Member> =>
   [...members].sort(

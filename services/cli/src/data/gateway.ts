@@ -6,6 +6,7 @@ import { status } from "@grpc/grpc-js"
 import { type GatewayCallError, listActors, ping } from "@reef/gateway/client"
 import { type ActorAddress, type Member, MemberState } from "@reef/proto"
 import * as Effect from "effect/Effect"
+import { naturalOrder } from "../natural-order.js"
 import { UnreachableError } from "./client.js"
 import type { ClientContext } from "./command.js"
 
@@ -52,4 +53,4 @@ export const endpointsOf = (list: ReadonlyArray<Member>, role: string, endpoint:
       const address = m.lastHeartbeat?.endpoints[endpoint]
       return address === undefined ? [] : [{ id: m.address?.id ?? "", address, member: m }]
     })
-    .sort((a, b) => a.id.localeCompare(b.id, "en", { numeric: true }))
+    .sort((a, b) => naturalOrder(a.id, b.id))
