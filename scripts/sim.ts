@@ -89,6 +89,7 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     "self-crashes",
     "rejoins",
     "learned",
+    "lost",
     "dropped msgs",
     "ms/run"
   ]
@@ -102,6 +103,7 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     String(r.selfCrashes),
     String(r.rejoins),
     String(r.learnerRejoins),
+    String(r.lostDecisions),
     String(r.droppedMessages),
     (r.ms / r.runs).toFixed(2)
   ])

@@ -261,9 +261,9 @@ describe("engine loop", () => {
     }
   })
 
-  it("a Join replays the round messages kept while out, but not after a collapse (replay: false)", () => {
+  it("a Join replays the round messages kept while out, of its own attempt, and adopts a higher one", () => {
     const members = ["r1", "r2", "r3"]
-    const joinAt5 = (replay: boolean | undefined) => {
+    const joinAt5 = (attempt: number, sentAttempt: number) => {
       const loop = createEngineLoop(
         {
           group: "g",
@@ -284,22 +284,35 @@ describe("engine loop", () => {
         members: []
       }
       // r1's round-1 message of instance 5 reaches the engine before its host's Join: kept while out.
-      const round1 = { _tag: "Round", instance: 5, round: 1, values: [value], locked: [], decided: [] } as const
+      const round1 = {
+        _tag: "Round",
+        instance: 5,
+        attempt: sentAttempt,
+        round: 1,
+        values: [value],
+        locked: [],
+        decided: []
+      } as const
       loop.onWire(encodeWire("g", "r1", round1, 0))
       loop.onCommand({
         _tag: "Join",
         startInstance: 5,
+        attempt,
         decisions: [1, 2, 3, 4].map((instance) => ({ instance, values: [] })),
         schedule: initialSchedule(members),
-        startNow: false,
-        ...(replay === undefined ? {} : { replay })
+        startNow: false
       })
       const current = loop.state().multi?.current
-      return { round: current?.round, heardR1: [...(current?.values.values() ?? [])].some((v) => v.proposer === "r1") }
+      return {
+        round: current?.round,
+        attempt: current?.attempt,
+        heardR1: [...(current?.values.values() ?? [])].some((v) => v.proposer === "r1")
+      }
     }
-    // Replayed, r1's message opens round 1 with its value; after a collapse it belongs to an aborted attempt.
-    expect(joinAt5(undefined)).toEqual({ round: 1, heardR1: true })
-    expect(joinAt5(true)).toEqual({ round: 1, heardR1: true })
-    expect(joinAt5(false)).toEqual({ round: 0, heardR1: false })
+    // Replayed, r1's message opens round 1 with its value, in its attempt when that is higher.
+    expect(joinAt5(0, 0)).toEqual({ round: 1, attempt: 0, heardR1: true })
+    expect(joinAt5(1, 2)).toEqual({ round: 1, attempt: 2, heardR1: true })
+    // A message of an aborted (lower) attempt is ignored: the engine still waits for the restart leader.
+    expect(joinAt5(2, 1)).toEqual({ round: 0, attempt: 2, heardR1: false })
   })
 })

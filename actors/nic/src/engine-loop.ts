@@ -45,12 +45,11 @@ export type EngineCommand =
   | { readonly _tag: "ProposeMembership"; readonly requestId: number; readonly members: ReadonlyArray<ProcessId> }
   | { readonly _tag: "SyncStart" }
   /**
-   * The core's Join input (see TobInput). `replay` (default true): replay the round messages of the join
-   * instance received while out. False after a collapse (every member self-quit): those messages are from an
-   * aborted attempt of the instance the group now opens anew, and mixing them with the new attempt's breaks
-   * agreement (found by the simulator, shell-async).
+   * The core's Join input (see TobInput). The round messages of the join instance received while out are
+   * replayed after it; those of an aborted attempt of that instance (a collapse) are told apart by their
+   * attempt and ignored (core/popuc-multi.ts, "Attempts").
    */
-  | (Extract<TobInput, { readonly _tag: "Join" }> & { readonly replay?: boolean })
+  | Extract<TobInput, { readonly _tag: "Join" }>
   | { readonly _tag: "Failure"; readonly process: ProcessId }
   | { readonly _tag: "ReportStats" }
 
@@ -98,7 +97,19 @@ export type EngineEvent =
   | { readonly _tag: "Queued"; readonly requestId: number; readonly proposer: ProcessId; readonly seq: number }
   | { readonly _tag: "Rejected"; readonly requestId: number; readonly reason: string }
   | DecidedEvent
-  | { readonly _tag: "Crashed"; readonly instance: number; readonly reason: string }
+  /**
+   * The engine self-quit at `instance`; `entered`: it had opened round 1 of `attempt` there, which it never
+   * takes part in again (core/popuc-multi.ts, "Attempts").
+   */
+  | {
+      readonly _tag: "Crashed"
+      readonly instance: number
+      readonly attempt: number
+      readonly entered: boolean
+      readonly reason: string
+    }
+  /** The engine opened round 1 of a higher attempt of `instance` (never sent for the first one, attempt 0). */
+  | { readonly _tag: "Attempt"; readonly instance: number; readonly attempt: number }
   | { readonly _tag: "Left"; readonly instance: number }
   /** After a self-quit, the engine caught up as a learner and takes part again from `instance`. */
   | { readonly _tag: "Rejoined"; readonly instance: number }
@@ -322,17 +333,29 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
         case "Rejected":
           if (requestId !== undefined) io.emit({ _tag: "Rejected", requestId, reason: o.reason })
           break
-        case "Crash":
+        case "Crash": {
           crashes++
           roundStarts.clear()
           flush()
-          io.emit({ _tag: "Crashed", instance: o.instance, reason: o.reason })
+          const quit = state.quit?.instance === o.instance ? state.quit : undefined
+          io.emit({
+            _tag: "Crashed",
+            instance: o.instance,
+            attempt: quit?.attempt ?? 0,
+            entered: quit?.entered ?? false,
+            reason: o.reason
+          })
           break
+        }
         case "Left":
           flush()
           io.emit({ _tag: "Left", instance: o.instance })
           break
         case "Started":
+          if (o.attempt > 0) {
+            flush()
+            io.emit({ _tag: "Attempt", instance: o.instance, attempt: o.attempt })
+          }
           break
       }
     }
@@ -360,6 +383,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
       io.emit({
         _tag: "Crashed",
         instance: state.nextDeliverInstance,
+        attempt: 0,
+        entered: false,
         reason: `core refused ${input._tag}: ${(error as Error).message}`
       })
       return
@@ -429,15 +454,14 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
             startInstance: command.startInstance,
             decisions: command.decisions,
             schedule: command.schedule,
+            ...(command.attempt === undefined ? {} : { attempt: command.attempt }),
             ...(command.snapshot === undefined ? {} : { snapshot: command.snapshot })
           } as const
           apply(join, undefined)
           // The group's round-1 messages of the joined instance usually came before the catch-up: replay them,
           // then open the instance now rather than wait for a message that already came.
           const kept = joinReplay.takeFrom(command.startInstance)
-          if (command.replay ?? true) {
-            for (const { from, msg } of kept) apply({ _tag: "Receive", from, msg }, undefined)
-          }
+          for (const { from, msg } of kept) apply({ _tag: "Receive", from, msg }, undefined)
           const current = state.multi?.current
           const startNow = command.startNow ?? true
           if (

@@ -63,11 +63,16 @@ export interface ProposalRef {
 /** One decided instance of one engine, in the merged order, with what it delivered. */
 export type AppliedBatch = Omit<DecidedEvent, "_tag"> & { readonly engine: number }
 
+/** What an engine's self-quit says (engine-loop.ts, the Crashed event). */
+export type EngineCrash = Omit<Extract<EngineEvent, { readonly _tag: "Crashed" }>, "_tag">
+
 export interface EngineHandlers {
   /** Called in merged order; every replica sees the same sequence. */
   readonly onApplied: (batch: AppliedBatch) => void
   /** The engine self-quit (excluded or behind): the host must rejoin. */
-  readonly onCrashed: (engine: number, instance: number, reason: string) => void
+  readonly onCrashed: (engine: number, crash: EngineCrash) => void
+  /** The engine opened round 1 of a higher attempt of `instance` (core/popuc-multi.ts, "Attempts"). */
+  readonly onAttempt?: (engine: number, instance: number, attempt: number) => void
   /** After a self-quit, the engine caught up as a learner and takes part again (no state transfer needed). */
   readonly onRejoined?: (engine: number, instance: number) => void
   readonly onDropped?: (engine: number, reason: string) => void
@@ -164,7 +169,9 @@ export const startEngine = (
           return
         }
         case "Crashed":
-          return handlers.onCrashed(engine, event.instance, event.reason)
+          return handlers.onCrashed(engine, event)
+        case "Attempt":
+          return handlers.onAttempt?.(engine, event.instance, event.attempt)
         case "Left":
           return handlers.onLog?.("info", `engine ${engine} left the group at instance ${event.instance}`)
         case "Rejoined":
@@ -204,7 +211,7 @@ export const startEngine = (
           for (const event of events) onEvent(index, event)
         },
         onLog: (level, message) => handlers.onLog?.(level, message),
-        onDied: (reason) => handlers.onCrashed(index, 0, reason),
+        onDied: (reason) => handlers.onCrashed(index, { instance: 0, attempt: 0, entered: false, reason }),
         onExited: () => onExited(index)
       })
 

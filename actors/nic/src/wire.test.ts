@@ -11,13 +11,15 @@ describe("POPUC wire", () => {
     const round: RoundMsg = {
       _tag: "Round",
       instance: 7,
+      attempt: 3,
       round: 2,
       values: [
         clientValue("r1", TEST_INCARNATION, 3, new Uint8Array([1, 2, 3])),
         heartbeatValue("r2", TEST_INCARNATION, 7)
       ],
       locked: ["r1", "r2"],
-      decided: [{ proposer: "r2", incarnation: "00000000000000f2", seq: 1, kind: "client" }]
+      decided: [{ proposer: "r2", incarnation: "00000000000000f2", seq: 1, kind: "client" }],
+      decidedAttempt: 2
     }
     const decoded = decodeWire("g", encodeWire("g", "r1", round, 42))
     expect(decoded).toMatchObject({ _tag: "Ok", from: "r1", sentAtUs: 42 })
@@ -38,7 +40,10 @@ describe("POPUC wire", () => {
       group: "g",
       from: "r1",
       sentAtUs: 0,
-      msg: { $case: "round", value: { instance: 0, round: 1, values: [], locked: [], decided: [] } }
+      msg: {
+        $case: "round",
+        value: { instance: 0, attempt: 0, round: 1, values: [], locked: [], decided: [], decidedAttempt: 0 }
+      }
     }).finish()
     expect(decodeWire("g", zeroInstance)._tag).toBe("Invalid")
     const badKind = PopucWire.encode({
@@ -49,6 +54,8 @@ describe("POPUC wire", () => {
         $case: "round",
         value: {
           instance: 1,
+          attempt: 0,
+          decidedAttempt: 0,
           round: 1,
           values: [
             {

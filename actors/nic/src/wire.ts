@@ -82,6 +82,8 @@ export const encodeWire = (group: string, from: ProcessId, msg: WireMsg, sentAtU
             $case: "round",
             value: {
               instance: msg.instance,
+              attempt: msg.attempt ?? 0,
+              decidedAttempt: msg.decidedAttempt ?? 0,
               round: msg.round,
               values: msg.values.map(valueToWire),
               locked: [...msg.locked],
@@ -143,6 +145,15 @@ export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
     _tag: "Ok",
     from: wire.from,
     sentAtUs: wire.sentAtUs,
-    msg: { _tag: "Round", instance: round.instance, round: round.round, values, locked: round.locked, decided }
+    msg: {
+      _tag: "Round",
+      instance: round.instance,
+      attempt: round.attempt,
+      round: round.round,
+      values,
+      locked: round.locked,
+      decided,
+      decidedAttempt: round.decidedAttempt
+    }
   }
 }

@@ -11,7 +11,7 @@
  */
 import { randomInt } from "node:crypto"
 import { HandlerError, rpc } from "@reef/kernel"
-import { valueToWire } from "@reef/nic"
+import { type PeerStatus, valueToWire } from "@reef/nic"
 import {
   CatchUpReply,
   CatchUpRequest,
@@ -41,8 +41,8 @@ const NEXT_DECISION_WAIT = "1 second"
 
 export interface CatchUpServerOptions {
   readonly state: ReplicaState
-  /** This replica's own engine is out of the group (rejoining or not started). */
-  readonly engineOut: () => boolean
+  /** Where this replica's own engine is (rejoin core `peerStatus`); undefined before it starts. */
+  readonly engineStatus: () => PeerStatus | undefined
   /** The memberships this replica's engine knows (its schedule), from the instance it runs on. */
   readonly schedule: Effect.Effect<ReadonlyArray<PopucEpoch>>
   readonly nowMs: () => number
@@ -87,6 +87,11 @@ export class CatchUpServer {
     }
   }
 
+  /** This replica's own engine does not take part in the group now (rejoining, or not started). */
+  private engineOut(): boolean {
+    return this.options.engineStatus()?.rejoining ?? true
+  }
+
   catchUp(request: CatchUpRequest): Effect.Effect<CatchUpReply, HandlerError> {
     const { state } = this.options
     if (request.group !== state.group) {
@@ -96,15 +101,19 @@ export class CatchUpServer {
     }
     const server = this
     return Effect.gen(function* () {
-      if (state.decisions.lastInstance > 0 && !server.options.engineOut() && !server.closing) {
+      if (state.decisions.lastInstance > 0 && !server.engineOut() && !server.closing) {
         yield* Effect.async<void>((resume) => {
           server.nextDecisionWaiters.push(() => resume(Effect.void))
         }).pipe(Effect.timeout(NEXT_DECISION_WAIT), Effect.ignore)
       }
       const schedule = yield* server.options.schedule
+      const joinInstance = state.decisions.lastInstance + 1
+      const status = server.options.engineStatus()
       const common = {
-        rejoining: server.options.engineOut(),
-        joinInstance: state.decisions.lastInstance + 1,
+        rejoining: status?.rejoining ?? true,
+        joinInstance,
+        // The engine's attempt counts at the instance the asker is told to join at.
+        attempt: status?.joinInstance === joinInstance ? status.attempt : -1,
         schedule: [...schedule]
       }
       const since = state.decisions.since(request.fromInstance, MAX_CATCH_UP_DECISION_BYTES)

@@ -95,6 +95,7 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
     peer,
     joinInstance: reply.joinInstance,
     rejoining: reply.rejoining,
+    attempt: reply.attempt,
     snapshot: reply.hasSnapshot,
     member:
       reply.schedule.length === 0 ||
@@ -173,8 +174,7 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       .join({
         startNow: output.startNow,
         startInstance: output.joinInstance,
-        // After a collapse the kept round messages belong to an aborted attempt of the join instance.
-        replay: !output.collapsed,
+        attempt: output.attempt,
         decisions: reply.decisions.map((d) => ({
           instance: d.instance,
           values: d.values.flatMap((v) => {

@@ -33,6 +33,7 @@ import {
   type EngineOptions,
   isRunning,
   type NicEngine,
+  peerStatus,
   type RoundClose,
   roundPeriodMs,
   startEngine
@@ -127,7 +128,7 @@ export const runReplica = (
     )
     const catchUp = new CatchUpServer({
       state,
-      engineOut: () => driver === undefined || !isRunning(driver.state()),
+      engineStatus: () => (driver === undefined ? undefined : peerStatus(driver.state())),
       schedule: Effect.suspend(() =>
         engine === undefined
           ? Effect.succeed([{ fromInstance: 1, members: [...state.members] }])
@@ -195,13 +196,20 @@ export const runReplica = (
       } satisfies EngineOptions,
       {
         onApplied,
-        onCrashed: (engineIndex, instance, reason) => {
+        onCrashed: (engineIndex, crash) => {
           // Shutting down: peers leave and the engine thread stops; there is nothing to rejoin.
           if (closing.now) return
-          log("warn", `engine ${engineIndex} self-quit at instance ${instance}: ${reason}; rejoining`)
+          log("warn", `engine ${engineIndex} self-quit at instance ${crash.instance}: ${crash.reason}; rejoining`)
           telemetry.onSelfQuit()
-          driver?.step({ _tag: "EngineCrashed", nowMs: performance.now() })
+          driver?.step({
+            _tag: "EngineCrashed",
+            nowMs: performance.now(),
+            instance: crash.instance,
+            attempt: crash.attempt,
+            entered: crash.entered
+          })
         },
+        onAttempt: (_engineIndex, instance, attempt) => driver?.step({ _tag: "EngineStarted", instance, attempt }),
         onRejoined: (_engineIndex, instance) => {
           telemetry.onRejoined("learner")
           driver?.step({ _tag: "EngineRejoined", nowMs: performance.now(), instance })

@@ -24,6 +24,7 @@ export {
 } from "./membership.js"
 export {
   adoptDecision,
+  attemptOf,
   closeRound,
   createInstance,
   type InstanceInput,
@@ -57,11 +58,14 @@ export {
   DEFAULT_ASK_EVERY_MS,
   DEFAULT_MAJORITY_MS,
   DEFAULT_RETRY_MS,
+  type InstanceAttempt,
   isRunning,
   learnMs,
   mayInstallSnapshot,
   type PeerAnswer,
   type PeerChoice,
+  type PeerStatus,
+  peerStatus,
   type RejoinInput,
   type RejoinOutput,
   type RejoinParams,

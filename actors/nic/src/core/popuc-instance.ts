@@ -37,6 +37,8 @@ import { sortIds, sortValues, valueKey } from "./value.js"
 
 export interface InstanceParams {
   readonly instance: number
+  /** Which attempt at `instance` this is (default 0; popuc-multi.ts, "Attempts"). */
+  readonly attempt?: number
   readonly self: ProcessId
   /** The member list of this instance, N = 2t+1 distinct ids including `self`. */
   readonly members: ReadonlyArray<ProcessId>
@@ -58,6 +60,7 @@ export type InstanceStatus = "running" | "decided" | "crashed"
 
 export interface InstanceState {
   readonly instance: number
+  readonly attempt: number
   readonly self: ProcessId
   readonly members: ReadonlyArray<ProcessId>
   readonly roundTimer: RoundTimerConfig
@@ -130,6 +133,9 @@ export type InstanceStep = Step<InstanceState, InstanceOutput>
 /** The signature a mutated (deliberately broken) instance must have to be plugged into the simulator. */
 export type StepInstance = (s: InstanceState, input: InstanceInput) => InstanceStep
 
+/** The attempt a round message belongs to (popuc-multi.ts, "Attempts"). */
+export const attemptOf = (msg: Pick<RoundMsg, "attempt">): number => msg.attempt ?? 0
+
 export const thresholdOf = (n: number): number => {
   if (!Number.isInteger(n) || n < 1 || n % 2 === 0) throw new Error(`POPUC needs N = 2t+1 processes, got N = ${n}`)
   return (n - 1) / 2
@@ -140,8 +146,11 @@ export const createInstance = (p: InstanceParams): InstanceState => {
   if (new Set(members).size !== members.length) throw new Error("POPUC: duplicate member ids")
   if (!members.includes(p.self)) throw new Error(`POPUC: ${p.self} is not a member of instance ${p.instance}`)
   if (!Number.isInteger(p.instance) || p.instance < 1) throw new Error(`POPUC: bad instance ${p.instance}`)
+  const attempt = p.attempt ?? 0
+  if (!Number.isSafeInteger(attempt) || attempt < 0) throw new Error(`POPUC: bad attempt ${attempt}`)
   return {
     instance: p.instance,
+    attempt,
     self: p.self,
     members,
     roundTimer: p.roundTimer,
@@ -204,6 +213,7 @@ export const closeRound = (s: InstanceState, cause: RoundCloseCause): InstanceSt
   const msg: RoundMsg = {
     _tag: "Round",
     instance: s.instance,
+    attempt: s.attempt,
     round: next,
     values: Array.from(s.values.values()),
     locked: sortIds(locked),
@@ -227,8 +237,14 @@ export const closeRound = (s: InstanceState, cause: RoundCloseCause): InstanceSt
  * those values is known here; `undefined` otherwise. Safe whatever the timing, because of uniform agreement:
  * any decision of the instance is *the* decision of the instance. Not in Alg. 2; see popuc-multi.ts for why.
  */
-export const adoptDecision = (s: InstanceState, decided: ReadonlyArray<ValueRef>): InstanceStep | undefined => {
-  if (s.status !== "running" || decided.length === 0) return undefined
+export const adoptDecision = (
+  s: InstanceState,
+  decided: ReadonlyArray<ValueRef>,
+  decidedAttempt: number
+): InstanceStep | undefined => {
+  // Only a decision of this very attempt: another attempt's relay may come from a process that decided alone
+  // and died, whose decision the group could not see when it opened this attempt.
+  if (s.status !== "running" || decided.length === 0 || decidedAttempt !== s.attempt) return undefined
   const values: Array<Value> = []
   for (const ref of decided) {
     const v = s.values.get(valueKey(ref))
@@ -294,6 +310,7 @@ const withMerge = (
   heard: ReadonlySet<ProcessId>
 ): InstanceState => ({
   instance: s.instance,
+  attempt: s.attempt,
   self: s.self,
   members: s.members,
   roundTimer: s.roundTimer,
@@ -313,7 +330,12 @@ const withMerge = (
 })
 
 const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): InstanceStep => {
-  if (msg.instance !== received.instance || from === received.self || !received.members.includes(from)) {
+  if (
+    msg.instance !== received.instance ||
+    attemptOf(msg) !== received.attempt ||
+    from === received.self ||
+    !received.members.includes(from)
+  ) {
     return none(countDrop(received))
   }
   const heard = received.heardAny.has(from)

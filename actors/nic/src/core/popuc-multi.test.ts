@@ -129,7 +129,9 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     const next = msg(2, 1, [heartbeatValue("p1", TEST_INCARNATION, 2)])
     const caught = stepMulti(s, { _tag: "Receive", from: "p1", msg: next }, beat("p0"))
     expect(tagged(caught.out, "Decide")).toEqual([expect.objectContaining({ instance: 1, round: 2 })])
-    expect(tagged(caught.out, "Started")).toEqual([{ _tag: "Started", instance: 2, members: ["p0", "p1", "p2"] }])
+    expect(tagged(caught.out, "Started")).toEqual([
+      { _tag: "Started", instance: 2, attempt: 0, members: ["p0", "p1", "p2"] }
+    ])
     expect(caught.state.current.values.has(valueKey(heartbeatValue("p1", TEST_INCARNATION, 2)))).toBe(true)
     // A catch-up shortens the next round (§6.2).
     expect(tagged(caught.out, "SetTimer")[0]?.afterMs).toBeCloseTo(3.0)
@@ -224,7 +226,9 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
       { _tag: "Receive", from: "p0", msg: msg(7, 1, [heartbeatValue("p0", TEST_INCARNATION, 7)]) },
       beat("p2")
     )
-    expect(tagged(joined.out, "Started")).toEqual([{ _tag: "Started", instance: 7, members: ["p0", "p1", "p2"] }])
+    expect(tagged(joined.out, "Started")).toEqual([
+      { _tag: "Started", instance: 7, attempt: 0, members: ["p0", "p1", "p2"] }
+    ])
     expect(tagged(joined.out, "Send")[0]?.msg).toMatchObject({
       instance: 7,
       round: 1,
@@ -233,6 +237,75 @@ describe("POPUC back-to-back instances (ckcucmi)", () => {
     // Missed the start of its instance entirely: the group is two instances ahead, so it must rejoin again.
     const missed = stepMulti(joiner, { _tag: "Receive", from: "p0", msg: msg(9, 1, []) }, beat("p2"))
     expect(missed.state.status).toBe("crashed")
+  })
+
+  describe("attempts (a collapsed group opens an instance again)", () => {
+    const beat7 = (p: ProcessId) => [heartbeatValue(p, TEST_INCARNATION, 7)]
+    const at = (attempt: number, round: number, from: ProcessId = "p0"): RoundMsg => ({
+      ...msg(7, round, beat7(from)),
+      attempt
+    })
+    const started = (attempt: number) =>
+      stepMulti(
+        createMulti({
+          self: "p2",
+          roundTimer: timer,
+          startInstance: 7,
+          startAttempt: attempt,
+          schedule: initialSchedule(ids(3)),
+          proposal: beat7("p2")
+        }),
+        { _tag: "Start" },
+        beat("p2")
+      )
+
+    it("round messages carry their attempt, and another attempt's are never merged", () => {
+      const s = started(2)
+      expect(tagged(s.out, "Send")[0]?.msg).toMatchObject({ instance: 7, attempt: 2, round: 1 })
+      const older = stepMulti(s.state, { _tag: "Receive", from: "p0", msg: at(1, 1) }, beat("p2"))
+      expect(older.out).toEqual([])
+      expect(older.state.current.values.size).toBe(1)
+      expect(older.state.ignoredOld).toBe(1)
+      const same = stepMulti(s.state, { _tag: "Receive", from: "p0", msg: at(2, 1) }, beat("p2"))
+      expect(same.state.current.values.size).toBe(2)
+    })
+
+    it("a higher attempt supersedes a started one (the process quits it), and is adopted before round 1", () => {
+      const quit = stepMulti(started(1).state, { _tag: "Receive", from: "p0", msg: at(2, 1) }, beat("p2"))
+      expect(quit.state.status).toBe("crashed")
+      expect(tagged(quit.out, "Crash")[0]?.reason).toContain("attempt 2")
+      const waiting = multi("p2", initialSchedule(ids(3)), 7)
+      const adopted = stepMulti(waiting, { _tag: "Receive", from: "p0", msg: at(3, 1) }, beat("p2"))
+      expect(tagged(adopted.out, "Started")).toEqual([
+        { _tag: "Started", instance: 7, attempt: 3, members: ["p0", "p1", "p2"] }
+      ])
+      expect(tagged(adopted.out, "Send")[0]?.msg).toMatchObject({ attempt: 3, round: 1 })
+      expect(adopted.state.current.values.size).toBe(2)
+    })
+
+    it("a relayed decision of another attempt is not adopted: it may be a dead process's lone decision", () => {
+      let s = started(1).state
+      s = stepMulti(s, { _tag: "Receive", from: "p0", msg: at(1, 1) }, beat("p2")).state
+      const refs = [...s.current.values.values()].map(valueRef)
+      const relay = (decidedAttempt: number): RoundMsg => ({ ...msg(8, 1, []), decided: refs, decidedAttempt })
+      expect(tagged(stepMulti(s, { _tag: "Receive", from: "p1", msg: relay(0) }, beat("p2")).out, "Decide")).toEqual([])
+      expect(
+        tagged(stepMulti(s, { _tag: "Receive", from: "p1", msg: relay(1) }, beat("p2")).out, "Decide")
+      ).toHaveLength(1)
+    })
+
+    it("the next instance opens in the highest attempt its peers already opened it in", () => {
+      const run = new Lockstep(ids(3)).start().round()
+      const p0 = run.states.get("p0")!
+      expect(p0.current.instance).toBe(1)
+      // p1 decided 1 (relayed) and opened 2 in attempt 4: p0 follows the relay and opens 2 there too.
+      const decided = [...p0.current.values.values()].map(valueRef)
+      const relay: RoundMsg = { ...msg(2, 1, []), attempt: 4, decided }
+      const next = stepMulti(p0, { _tag: "Receive", from: "p1", msg: relay }, beat("p0"))
+      expect(next.state.current).toMatchObject({ instance: 2, attempt: 4 })
+      const opened = tagged(next.out, "Send").find((o) => o.msg.instance === 2)
+      expect(opened?.msg).toMatchObject({ attempt: 4, decidedAttempt: 0 })
+    })
   })
 
   it("a membership change decided in instance k takes effect at k+2 at every process; a removed process leaves", () => {
@@ -325,7 +398,9 @@ describe("host-turnaround gap between instances", () => {
     // A client request reaches the host during the gap; the next instance proposes it.
     pending = [heartbeatValue("p0", TEST_INCARNATION, 99)]
     const opened = stepMulti(decided.state, { _tag: "RoundTimeout", instance: 2, round: 0 }, propose)
-    expect(tagged(opened.out, "Started")).toEqual([{ _tag: "Started", instance: 2, members: ["p0", "p1", "p2"] }])
+    expect(tagged(opened.out, "Started")).toEqual([
+      { _tag: "Started", instance: 2, attempt: 0, members: ["p0", "p1", "p2"] }
+    ])
     const [send] = tagged(opened.out, "Send")
     expect(send?.msg.values).toEqual(pending)
     // Round 1 relays the decision of instance 1, as without a gap.

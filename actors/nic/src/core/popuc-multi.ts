@@ -40,10 +40,21 @@
  *
  * Membership: the members of every instance come from a `MembershipSchedule` updated by decided membership
  * commands (membership.ts). A process that is not a member of the next instance leaves (`Left`).
+ *
+ * Attempts: POPUC's safety (App. A) holds for any number of crashes, but only if each process sends at most one
+ * message per round: a process that self-quit an instance and took part in it again would send a second,
+ * different round-1 message, which is an equivocation the proof excludes. So a process never takes part twice
+ * in one attempt of an instance (tob.ts refuses such a Join). When every member self-quit (the group
+ * collapsed) nobody can decide the instance in that attempt any more, and the group opens it again in a
+ * higher attempt (rejoin.ts says when that is safe). Round messages carry their attempt; an instance merges
+ * only its own attempt's. A message of a higher attempt of the current instance means the group moved on:
+ * an instance not started yet (round 0) adopts that attempt, a started one quits (and its host rejoins it
+ * there). Lower attempts are old messages and ignored.
  */
 import { DEFAULT_MEMBERSHIP_DELAY, type MembershipSchedule, membersAt, scheduleAfterDecision } from "./membership.js"
 import {
   adoptDecision,
+  attemptOf,
   closeRound,
   createInstance,
   type InstanceOutput,
@@ -65,6 +76,8 @@ export interface MultiParams {
   readonly schedule: MembershipSchedule
   /** This process's proposal for `startInstance`. */
   readonly proposal: ReadonlyArray<Value>
+  /** The attempt at `startInstance` (default 0; see "Attempts"). */
+  readonly startAttempt?: number
   /** Instances between deciding a membership change and its effect (default 2, at least 2). */
   readonly membershipDelay?: number
   /** Test seam: a (deliberately broken) instance step for the simulator's mutation tests. */
@@ -112,8 +125,13 @@ export type MultiInput =
 export type MultiOutput =
   | Exclude<InstanceOutput, { readonly _tag: "Crash" }>
   | { readonly _tag: "Crash"; readonly instance: number; readonly reason: string }
-  /** This process opened round 1 of `instance` with these members. */
-  | { readonly _tag: "Started"; readonly instance: number; readonly members: ReadonlyArray<ProcessId> }
+  /** This process opened round 1 of `attempt` of `instance` with these members. */
+  | {
+      readonly _tag: "Started"
+      readonly instance: number
+      readonly attempt: number
+      readonly members: ReadonlyArray<ProcessId>
+    }
   /** This process is not a member of `instance` and stops. */
   | { readonly _tag: "Left"; readonly instance: number }
 
@@ -136,6 +154,7 @@ export const createMulti = (p: MultiParams): MultiState => {
     status: "running",
     current: createInstance({
       instance: p.startInstance,
+      attempt: p.startAttempt ?? 0,
       self: p.self,
       members: membersAt(p.schedule, p.startInstance),
       proposal: p.proposal,
@@ -172,7 +191,7 @@ const absorb = (s: MultiState, step: InstanceStep, cause: RoundCloseCause, propo
   const before = s.current
   let state = withCurrent(s, step.state)
   if (before.round === 0 && step.state.round === 1) {
-    out.push({ _tag: "Started", instance: before.instance, members: before.members })
+    out.push({ _tag: "Started", instance: before.instance, attempt: before.attempt, members: before.members })
   }
   let decided: ReadonlyArray<Value> | undefined
   for (const o of step.out) {
@@ -222,12 +241,26 @@ const openNext = (
   )
 }
 
+/** The attempt to open `instance` in: the highest its peers are known to be in already (see "Attempts"). */
+const attemptToOpen = (s: MultiState, instance: number, trigger?: RoundMsg): number => {
+  let attempt = trigger === undefined ? 0 : attemptOf(trigger)
+  for (const m of s.stash) if (m.msg.instance === instance) attempt = Math.max(attempt, attemptOf(m.msg))
+  return attempt
+}
+
 /** Opens round 1 of `opening.instance` (members from `s.schedule`), then replays its stashed messages. */
-const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, propose: ProposalSource): MultiStep => {
+const openInstance = (
+  s: MultiState,
+  opening: Opening,
+  cause: RoundCloseCause,
+  propose: ProposalSource,
+  trigger?: RoundMsg
+): MultiStep => {
   const { instance, decided } = opening
   const previous = s.current
   const created = createInstance({
     instance,
+    attempt: attemptToOpen(s, instance, trigger),
     self: s.self,
     members: membersAt(s.schedule, instance),
     proposal: propose(instance, decided),
@@ -243,7 +276,7 @@ const openInstance = (s: MultiState, opening: Opening, cause: RoundCloseCause, p
   const refs = decided.map(valueRef)
   const out = started.out.map((o) =>
     o._tag === "Send" && o.msg.instance === instance && o.msg.round === 1
-      ? { ...o, msg: { ...o.msg, decided: refs } }
+      ? { ...o, msg: { ...o.msg, decided: refs, decidedAttempt: previous.attempt } }
       : o
   )
   for (const m of stash) {
@@ -264,7 +297,7 @@ const onNextInstanceMsg = (s: MultiState, from: ProcessId, msg: RoundMsg, propos
   // The trial uses the real round change routine: it is pure, so a close that does not decide is just dropped.
   const trial = closeRound(s.current, "catchUp")
   if (trial.out.some((o) => o._tag === "Decide")) return absorb(state, trial, "catchUp", propose)
-  const relayed = adoptDecision(s.current, msg.decided)
+  const relayed = adoptDecision(s.current, msg.decided, msg.decidedAttempt ?? 0)
   return relayed === undefined ? none(state) : absorb(state, relayed, "catchUp", propose)
 }
 
@@ -277,6 +310,9 @@ const onReceiveInInstance = (s: MultiState, from: ProcessId, msg: RoundMsg, prop
   const c = s.current.instance
   if (msg.instance < c) return none({ ...s, ignoredOld: s.ignoredOld + 1 })
   if (msg.instance === c) {
+    const attempt = attemptOf(msg)
+    if (attempt < s.current.attempt) return none({ ...s, ignoredOld: s.ignoredOld + 1 })
+    if (attempt > s.current.attempt) return superseded(s, from, attempt, propose, msg)
     return absorb(s, s.stepInstance(s.current, { _tag: "Receive", from, msg }), "catchUp", propose)
   }
   if (msg.instance === c + 1) return onNextInstanceMsg(s, from, msg, propose)
@@ -297,10 +333,31 @@ const onReceiveInGap = (
   // Later rounds of the next instance are too early (an omission, like any message more than a round ahead).
   if (msg.round !== 1) return none(s)
   // A peer opened the next instance already: open it now (catch-up) and take its message there.
-  const opened = openInstance(s, opening, "catchUp", propose)
+  const opened = openInstance(s, opening, "catchUp", propose, msg)
   if (opened.state.status !== "running") return opened
   const received = onReceiveInInstance(opened.state, from, msg, propose)
   return { state: received.state, out: [...opened.out, ...received.out] }
+}
+
+/**
+ * A message of a higher attempt of the current instance (see "Attempts"): not started yet, the instance
+ * adopts it; started, this process quits the attempt it took part in.
+ */
+const superseded = (
+  s: MultiState,
+  from: ProcessId,
+  attempt: number,
+  propose: ProposalSource,
+  msg: RoundMsg
+): MultiStep => {
+  const c = s.current
+  if (!c.members.includes(from) || from === s.self) return none(s)
+  if (c.round === 0) {
+    const adopted = withCurrent(s, { ...c, attempt })
+    return absorb(adopted, s.stepInstance(adopted.current, { _tag: "Receive", from, msg }), "catchUp", propose)
+  }
+  const reason = `superseded: ${from} is in attempt ${attempt} of instance ${c.instance}, this process in ${c.attempt}`
+  return { state: { ...s, status: "crashed", stash: [] }, out: [{ _tag: "Crash", instance: c.instance, reason }] }
 }
 
 /** A message of an instance past the next one: this process fell more than one instance behind. */

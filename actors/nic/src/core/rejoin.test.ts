@@ -11,6 +11,7 @@ import {
   learnMs,
   mayInstallSnapshot,
   type PeerAnswer,
+  peerStatus,
   type RejoinInput,
   type RejoinOutput,
   type RejoinParams,
@@ -27,7 +28,17 @@ const answer = (peer: string, joinInstance: number, extra: Partial<PeerAnswer> =
   rejoining: false,
   snapshot: false,
   member: true,
+  attempt: 0,
   ...extra
+})
+
+/** The engine self-quit: before opening anything (`instance` 0), or after taking part in `attempt` of `instance`. */
+const crashed = (nowMs: number, instance = 0, attempt = 0): RejoinInput => ({
+  _tag: "EngineCrashed",
+  nowMs,
+  instance,
+  attempt,
+  entered: instance > 0
 })
 
 /** Steps a rejoin core and keeps every output, for assertions on what the shell was told. */
@@ -94,6 +105,7 @@ describe("rejoin core", () => {
       joinInstance: 1190,
       startNow: true,
       collapsed: false,
+      attempt: 0,
       snapshotAt: undefined
     })
     expect(d.tags(joined)).not.toContain("SyncStart")
@@ -110,24 +122,66 @@ describe("rejoin core", () => {
   })
 
   it("prefers a peer whose engine runs; a collapsed group restarts behind its lowest id", () => {
-    expect(choosePeer("r2", [answer("r1", 50, { rejoining: true }), answer("r3", 40)])).toEqual({
+    expect(choosePeer("r2", [answer("r1", 50, { rejoining: true }), answer("r3", 40)], 2, undefined)).toEqual({
       peer: "r3",
       joinInstance: 40,
       snapshot: false,
       startNow: true,
-      collapsed: false
+      collapsed: false,
+      attempt: 0
     })
     const collapsed = [answer("r1", 50, { rejoining: true }), answer("r3", 52, { rejoining: true })]
-    expect(choosePeer("r2", collapsed)).toMatchObject({
+    expect(choosePeer("r2", collapsed, 2, undefined)).toMatchObject({
       peer: "r3",
       joinInstance: 52,
       startNow: false,
-      collapsed: true
+      collapsed: true,
+      attempt: 1
     })
-    expect(choosePeer("r0", collapsed)).toMatchObject({ peer: "r3", startNow: true, collapsed: true })
+    expect(choosePeer("r0", collapsed, 2, undefined)).toMatchObject({ peer: "r3", startNow: true, collapsed: true })
     // Nothing decided anywhere, or a group this process is not a member of yet: no choice.
-    expect(choosePeer("r2", [answer("r1", 1), answer("r3", 1)])).toBeUndefined()
-    expect(choosePeer("r4", [answer("r1", 9, { member: false })])).toBeUndefined()
+    expect(choosePeer("r2", [answer("r1", 1), answer("r3", 1)], 2, undefined)).toBeUndefined()
+    expect(choosePeer("r4", [answer("r1", 9, { member: false })], 1, undefined)).toBeUndefined()
+  })
+
+  it("never takes part twice in one attempt: it waits for the group to decide the instance it quit", () => {
+    const running = [answer("r1", 40, { attempt: 0 }), answer("r2", 40, { attempt: 0 })]
+    expect(choosePeer("r3", running, 2, { instance: 40, attempt: 0 })).toBeUndefined()
+    // The group moved on to attempt 1 of 40, or decided 40: it joins.
+    const again = [answer("r1", 40, { attempt: 1 }), answer("r2", 40, { rejoining: true, attempt: 0 })]
+    expect(choosePeer("r3", again, 2, { instance: 40, attempt: 0 })).toMatchObject({ joinInstance: 40, attempt: 1 })
+    expect(choosePeer("r3", [answer("r1", 41)], 2, { instance: 40, attempt: 0 })).toMatchObject({
+      joinInstance: 41,
+      attempt: 0
+    })
+  })
+
+  it("a collapsed group reopens its instance only with every peer's answer, above every attempt taken part in", () => {
+    const quitters = [
+      answer("r1", 40, { rejoining: true, attempt: 2 }),
+      answer("r2", 40, { rejoining: true, attempt: 0 })
+    ]
+    // One peer silent: it may have decided 40 and be slow to say so.
+    expect(choosePeer("r3", quitters.slice(0, 1), 2, { instance: 40, attempt: 1 })).toBeUndefined()
+    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 1 })).toMatchObject({ collapsed: true, attempt: 3 })
+    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 5 })).toMatchObject({ attempt: 6 })
+    // A restarted peer that knows nothing (join instance 1) counts as an answer, not as a choice.
+    const restarted = [answer("r1", 1, { rejoining: true, attempt: -1 }), quitters[1]!]
+    expect(choosePeer("r3", restarted, 2, undefined)).toMatchObject({ joinInstance: 40, attempt: 1, startNow: false })
+  })
+
+  it("says where it is: taking part (in which attempt) or rejoining (and the attempt it quit)", () => {
+    const d = new Driver()
+    d.step({ _tag: "Start", nowMs: 0 })
+    d.answer(1, [answer("r1", 40, { rejoining: true, attempt: 0 }), answer("r2", 40, { rejoining: true, attempt: 0 })])
+    expect(peerStatus(d.state)).toEqual({ joinInstance: 1, rejoining: true, attempt: -1 })
+    d.step({ _tag: "Applied", instance: 39 })
+    // Following the restart leader r1: not taking part until the engine opens the attempt.
+    expect(peerStatus(d.state)).toEqual({ joinInstance: 40, rejoining: true, attempt: -1 })
+    d.step({ _tag: "EngineStarted", instance: 40, attempt: 1 })
+    expect(peerStatus(d.state)).toEqual({ joinInstance: 40, rejoining: false, attempt: 1 })
+    d.step(crashed(50, 40, 1))
+    expect(peerStatus(d.state)).toEqual({ joinInstance: 40, rejoining: true, attempt: 1 })
   })
 
   it("after a self-quit the engine gets a few rounds to catch up as a learner before peers are asked", () => {
@@ -135,7 +189,7 @@ describe("rejoin core", () => {
     d.step({ _tag: "Start", nowMs: 0 })
     d.answer(1, [answer("r1", 1), answer("r2", 1)])
     d.step({ _tag: "Applied", instance: 30 })
-    const quit = d.step({ _tag: "EngineCrashed", nowMs: 100 })
+    const quit = d.step(crashed(100))
     expect(quit).toEqual([{ _tag: "SetTimer", id: d.state.timer, afterMs: learnMs(params) }])
     expect(d.state.phase._tag).toBe("Learning")
     d.step({ _tag: "EngineRejoined", nowMs: 120, instance: 32 })
@@ -146,7 +200,7 @@ describe("rejoin core", () => {
     expect(d.state.learnerRejoins).toBe(1)
 
     // A second self-quit the learner does not recover from: peers are asked at the timer, from the position.
-    d.step({ _tag: "EngineCrashed", nowMs: 300 })
+    d.step(crashed(300))
     expect(d.fire(400)).toEqual([{ _tag: "Ask", ask: d.state.asked, fromInstance: 33 }])
     expect(d.tags(d.answer(410, [answer("r1", 40)]))).toEqual(["Join", "SetTimer"])
     expect(d.state.selfQuits).toBe(2)
@@ -173,7 +227,7 @@ describe("rejoin core", () => {
     e.answer(1, [answer("r1", 5000, { snapshot: true })])
     e.step({ _tag: "Restored", nowMs: 50, instance: 4990 })
     e.answer(60, [answer("r1", 5003)])
-    expect(e.tags(e.step({ _tag: "EngineCrashed", nowMs: 70 }))).toEqual(["Ask"])
+    expect(e.tags(e.step(crashed(70)))).toEqual(["Ask"])
   })
 
   it("watchdog: a join after which nothing is decided is tried again", () => {
@@ -192,7 +246,7 @@ describe("rejoin core", () => {
     const d = new Driver()
     d.step({ _tag: "Start", nowMs: 0 })
     d.answer(1, [answer("r1", 100)])
-    d.step({ _tag: "EngineCrashed", nowMs: 2 })
+    d.step(crashed(2))
     d.step({ _tag: "Applied", instance: 99 })
     expect(d.state.serving).toBe(false)
     d.fire(200)
@@ -237,7 +291,7 @@ describe("rejoin core", () => {
     expect(d.tags(d.step({ _tag: "JoinFailed", nowMs: 302, reason: "engine stopped" }))).toEqual(["SetTimer"])
     d.step({ _tag: "Close" })
     expect(d.fire(600)).toEqual([])
-    expect(d.step({ _tag: "EngineCrashed", nowMs: 601 })).toEqual([])
+    expect(d.step(crashed(601))).toEqual([])
   })
 
   it("a fetched snapshot is installed only while awaited and ahead of what is applied", () => {

@@ -9,9 +9,15 @@
  *   it sync-starts, once every peer answers (bootstrap barrier: a peer still loading would take the first
  *   round-1 messages late and be suspected), or a majority after `allPeersMs`, or whoever answers after
  *   `majorityMs`.
- * - Peer choice: the most advanced answer among peers whose engine runs. When no answering peer's engine runs
- *   the group collapsed (every member self-quit): all join the most advanced instance, the lowest id among the
- *   askers opens it and the others follow its round-1 message, like sync-start for the first instance.
+ * - Peer choice: the most advanced answer among peers whose engine takes part, in the attempt that peer is in
+ *   (popuc-multi.ts, "Attempts"), unless this process self-quit that very attempt: it never takes part in one
+ *   attempt twice, so it waits for the group to decide that instance and joins after it. When no peer's
+ *   engine takes part the group collapsed (every member self-quit): once *every* peer has answered, all join
+ *   the most advanced instance in a new attempt, higher than any attempt anyone took part in; the lowest id
+ *   among the askers opens it and the others follow its round-1 message, like sync-start for the first
+ *   instance. Every peer, because a member that decided the instance and is merely slow to answer would
+ *   otherwise see the group decide it again, differently (a majority is not enough: a decision in the last
+ *   round needs no locked majority, App. A).
  * - A self-quit: the engine often catches up by itself as a learner within an instance or two (learner.ts),
  *   so the host waits `learnMs` for that before asking peers, unless it just installed a snapshot.
  * - An answer that is a snapshot (the peer's log does not reach back far enough) is installed first; the next
@@ -55,6 +61,17 @@ export interface PeerAnswer {
   readonly snapshot: boolean
   /** The asker is a member of `joinInstance` in the peer's membership schedule. */
   readonly member: boolean
+  /**
+   * The attempt at `joinInstance` the peer's engine is in (taking part) or self-quit (rejoining); -1 when it
+   * never opened `joinInstance`.
+   */
+  readonly attempt: number
+}
+
+/** One attempt of one instance (popuc-multi.ts, "Attempts"). */
+export interface InstanceAttempt {
+  readonly instance: number
+  readonly attempt: number
 }
 
 /** The peer to join with, and whether this process opens the join instance itself. */
@@ -65,6 +82,8 @@ export interface PeerChoice {
   readonly startNow: boolean
   /** No answering peer's engine runs: the join instance is opened anew, after an aborted attempt of it. */
   readonly collapsed: boolean
+  /** The attempt at `joinInstance` to take part in. */
+  readonly attempt: number
 }
 
 export type RejoinPhase =
@@ -78,8 +97,11 @@ export type RejoinPhase =
   | { readonly _tag: "Learning" }
   /** Fetching and installing `peer`'s snapshot. */
   | { readonly _tag: "Restoring"; readonly peer: ProcessId }
-  /** The engine was told to join at `instance` (or rejoined there as a learner); the watchdog runs. */
-  | { readonly _tag: "Joined"; readonly instance: number; readonly crashes: number }
+  /**
+   * The engine was told to join at `instance` (or rejoined there as a learner); the watchdog runs.
+   * `takingPart`: it opened the instance (not waiting for a restart leader's round-1 message any more).
+   */
+  | { readonly _tag: "Joined"; readonly instance: number; readonly crashes: number; readonly takingPart: boolean }
   /** Taking part: something was decided at or past the instance it joined at (or it started the group). */
   | { readonly _tag: "Running" }
   | { readonly _tag: "Closed" }
@@ -90,6 +112,10 @@ export interface RejoinState {
   readonly members: ReadonlyArray<ProcessId>
   /** Every instance before this one is applied by the host. */
   readonly nextInstance: number
+  /** The attempt the engine self-quit last after taking part in it: never joined again. */
+  readonly quit: InstanceAttempt | undefined
+  /** The attempt the engine opened last, if it was not the first (attempt 0) of its instance. */
+  readonly started: InstanceAttempt | undefined
   /** A snapshot installed at this instance that no join has taken the engine past yet. */
   readonly restoredAt: number | undefined
   /** The host serves clients (see above); never goes back. */
@@ -118,9 +144,18 @@ export type RejoinInput =
       readonly answers: ReadonlyArray<PeerAnswer>
     }
   | { readonly _tag: "Timer"; readonly nowMs: number; readonly id: number }
-  | { readonly _tag: "EngineCrashed"; readonly nowMs: number }
+  /** The engine self-quit `attempt` of `instance`; `entered`: it had opened round 1 there. */
+  | {
+      readonly _tag: "EngineCrashed"
+      readonly nowMs: number
+      readonly instance: number
+      readonly attempt: number
+      readonly entered: boolean
+    }
   /** The engine caught up as a learner and takes part again from `instance`. */
   | { readonly _tag: "EngineRejoined"; readonly nowMs: number; readonly instance: number }
+  /** The engine opened round 1 of `attempt` (> 0) of `instance`. */
+  | { readonly _tag: "EngineStarted"; readonly instance: number; readonly attempt: number }
   /** The host applied `instance` (and every one before it). */
   | { readonly _tag: "Applied"; readonly instance: number }
   /** The host installed the snapshot it was told to fetch: every instance before `instance` is reflected. */
@@ -153,6 +188,8 @@ export type RejoinOutput =
        * join instance, and replaying them would mix two attempts of one instance (engine-loop.ts, Join).
        */
       readonly collapsed: boolean
+      /** The attempt at `joinInstance` to take part in (popuc-multi.ts, "Attempts"). */
+      readonly attempt: number
       readonly snapshotAt: number | undefined
     }
   /** From now on the host serves clients. */
@@ -181,6 +218,8 @@ export const createRejoin = (params: RejoinParams): RejoinState => ({
   phase: { _tag: "Bootstrapping", startedMs: 0, asking: false },
   members: params.members,
   nextInstance: 1,
+  quit: undefined,
+  started: undefined,
   restoredAt: undefined,
   serving: false,
   timer: 0,
@@ -205,32 +244,78 @@ export const mayInstallSnapshot = (s: RejoinState, snapshotInstance: number): bo
 /** The engine takes part in the group (as opposed to starting, joining or rejoining). */
 export const isRunning = (s: RejoinState): boolean => s.phase._tag === "Running"
 
+/** What this process answers a peer that asks where the group is (`PeerAnswer` without the peer's view). */
+export interface PeerStatus {
+  readonly joinInstance: number
+  /** Its engine does not take part now: self-quit, or joined and waiting for a restart leader. */
+  readonly rejoining: boolean
+  readonly attempt: number
+}
+
+export const peerStatus = (s: RejoinState): PeerStatus => {
+  const joinInstance = s.nextInstance
+  const takingPart = s.phase._tag === "Running" || (s.phase._tag === "Joined" && s.phase.takingPart)
+  if (takingPart) {
+    const attempt = s.started?.instance === joinInstance ? s.started.attempt : 0
+    return { joinInstance, rejoining: false, attempt }
+  }
+  return { joinInstance, rejoining: true, attempt: s.quit?.instance === joinInstance ? s.quit.attempt : -1 }
+}
+
 /**
- * The answer to join with: the most advanced among peers whose engine runs, else (the group collapsed) the
- * most advanced of all, opened by the lowest id among this process and every peer that answered. Answers
- * from a group that decided nothing yet, or that this process is not a member of yet, do not count.
+ * The answer to join with (see the module comment): `peers` is how many peers were asked, `quit` the attempt
+ * this process self-quit last. Answers from a group that decided nothing yet, or that this process is not a
+ * member of yet, do not count towards a choice (but do count as answered).
  */
-export const choosePeer = (self: ProcessId, answers: ReadonlyArray<PeerAnswer>): PeerChoice | undefined => {
+export const choosePeer = (
+  self: ProcessId,
+  answers: ReadonlyArray<PeerAnswer>,
+  peers: number,
+  quit: InstanceAttempt | undefined
+): PeerChoice | undefined => {
   const useful = answers.filter((a) => a.joinInstance > 1 && a.member)
   const live = useful.filter((a) => !a.rejoining)
-  const pool = live.length > 0 ? live : useful
-  let best: PeerAnswer | undefined
-  for (const a of pool) {
-    const better =
-      best === undefined ||
-      a.joinInstance > best.joinInstance ||
-      (a.joinInstance === best.joinInstance && compareIds(a.peer, best.peer) < 0)
-    if (better) best = a
+  if (live.length > 0) {
+    const best = mostAdvanced(live)
+    const attempt = Math.max(0, best.attempt)
+    // Its peers still run the attempt this process quit: it waits for them to decide, then joins after it.
+    if (quit !== undefined && quit.instance === best.joinInstance && attempt <= quit.attempt) return undefined
+    return {
+      peer: best.peer,
+      joinInstance: best.joinInstance,
+      snapshot: best.snapshot,
+      startNow: true,
+      collapsed: false,
+      attempt
+    }
   }
-  if (best === undefined) return undefined
+  if (useful.length === 0 || answers.length < peers) return undefined
+  const best = mostAdvanced(useful)
+  let highest = quit !== undefined && quit.instance === best.joinInstance ? quit.attempt : -1
+  for (const a of answers) if (a.joinInstance === best.joinInstance) highest = Math.max(highest, a.attempt)
   const leader = [self, ...answers.map((a) => a.peer)].sort(compareIds)[0]
   return {
     peer: best.peer,
     joinInstance: best.joinInstance,
     snapshot: best.snapshot,
-    startNow: live.length > 0 || leader === self,
-    collapsed: live.length === 0
+    startNow: leader === self,
+    collapsed: true,
+    attempt: highest + 1
   }
+}
+
+/** The answer with the highest join instance, the lowest id among equals. */
+const mostAdvanced = (answers: ReadonlyArray<PeerAnswer>): PeerAnswer => {
+  let best = answers[0]!
+  for (const a of answers) {
+    if (
+      a.joinInstance > best.joinInstance ||
+      (a.joinInstance === best.joinInstance && compareIds(a.peer, best.peer) < 0)
+    ) {
+      best = a
+    }
+  }
+  return best
 }
 
 /** Bootstrap barrier: keep waiting for peers (see the module comment)? */
@@ -293,6 +378,7 @@ const act = (s: RejoinState, choice: PeerChoice, out: Out): RejoinState => {
     joinInstance: choice.joinInstance,
     startNow: choice.startNow,
     collapsed: choice.collapsed,
+    attempt: choice.attempt,
     snapshotAt: state.restoredAt
   })
   out.push({
@@ -303,14 +389,15 @@ const act = (s: RejoinState, choice: PeerChoice, out: Out): RejoinState => {
   const joined: RejoinState = {
     ...state,
     joins: state.joins + 1,
-    phase: { _tag: "Joined", instance: choice.joinInstance, crashes: state.selfQuits }
+    started: choice.startNow ? { instance: choice.joinInstance, attempt: choice.attempt } : state.started,
+    phase: { _tag: "Joined", instance: choice.joinInstance, crashes: state.selfQuits, takingPart: choice.startNow }
   }
   return checkCaughtUp(withTimer(joined, watchdogMs(s.params), out), out)
 }
 
 const onAnswers = (s: RejoinState, nowMs: number, answers: ReadonlyArray<PeerAnswer>, out: Out): RejoinState => {
   const phase = s.phase
-  const choice = choosePeer(s.params.self, answers)
+  const choice = choosePeer(s.params.self, answers, peersOf(s).length, s.quit)
   if (phase._tag === "Bootstrapping") {
     if (!phase.asking) return s
     if (choice !== undefined) return act(s, choice, out)
@@ -337,18 +424,25 @@ const onAnswers = (s: RejoinState, nowMs: number, answers: ReadonlyArray<PeerAns
 }
 
 /** No answer to join with: ask again later, and say so now and then. */
+const whyFruitless = (s: RejoinState, answers: ReadonlyArray<PeerAnswer>, attempts: number): string => {
+  if (answers.some((a) => a.joinInstance > 1 && !a.member)) {
+    return `not a member of the group yet (${attempts} attempts): waiting for a membership change that adds it`
+  }
+  const useful = answers.filter((a) => a.joinInstance > 1)
+  const silent = peersOf(s).filter((p) => !answers.some((a) => a.peer === p))
+  if (useful.length > 0 && useful.every((a) => a.rejoining) && silent.length > 0) {
+    return `the group collapsed (every engine self-quit); reopening its instance needs every member's answer, waiting for ${silent.join(", ")} (${attempts} attempts)`
+  }
+  if (s.quit !== undefined && useful.some((a) => !a.rejoining && a.joinInstance === s.quit?.instance)) {
+    return `waiting for the group to decide instance ${s.quit.instance}, which this engine self-quit (${attempts} attempts)`
+  }
+  return `no peer can help yet (${attempts} attempts, ${answers.length} of ${peersOf(s).length} answered)`
+}
+
 const fruitless = (s: RejoinState, answers: ReadonlyArray<PeerAnswer>, out: Out): RejoinState => {
   const fruitless = s.fruitless + 1
   if (fruitless % LOG_EVERY_FRUITLESS === 0) {
-    const members = answers.filter((a) => a.joinInstance > 1 && !a.member).length
-    out.push({
-      _tag: "Log",
-      level: "warn",
-      message:
-        members > 0
-          ? `not a member of the group yet (${fruitless} attempts): waiting for a membership change that adds it`
-          : `no peer can help yet (${fruitless} attempts, ${answers.length} of ${peersOf(s).length} answered)`
-    })
+    out.push({ _tag: "Log", level: "warn", message: whyFruitless(s, answers, fruitless) })
   }
   return retryLater({ ...s, fruitless }, out)
 }
@@ -391,7 +485,7 @@ const onRejoined = (s: RejoinState, nowMs: number, instance: number, out: Out): 
   const joined: RejoinState = {
     ...s,
     learnerRejoins: s.learnerRejoins + 1,
-    phase: { _tag: "Joined", instance, crashes: s.selfQuits }
+    phase: { _tag: "Joined", instance, crashes: s.selfQuits, takingPart: true }
   }
   return checkCaughtUp(withTimer(joined, watchdogMs(s.params), out), out)
 }
@@ -409,10 +503,17 @@ export const stepRejoin = (s: RejoinState, input: RejoinInput): RejoinStep => {
       return { state: onAnswers(s, input.nowMs, input.answers, out), out }
     case "Timer":
       return input.id === s.timer ? { state: onTimer(s, out), out } : { state: s, out }
-    case "EngineCrashed":
-      return { state: onCrashed(s, out), out }
+    case "EngineCrashed": {
+      const quit = input.entered ? { instance: input.instance, attempt: input.attempt } : s.quit
+      return { state: onCrashed({ ...s, quit }, out), out }
+    }
     case "EngineRejoined":
       return { state: onRejoined(s, input.nowMs, input.instance, out), out }
+    case "EngineStarted": {
+      const started = { instance: input.instance, attempt: input.attempt }
+      const phase = s.phase._tag === "Joined" ? { ...s.phase, takingPart: true } : s.phase
+      return { state: { ...s, started, phase }, out }
+    }
     case "Applied": {
       if (input.instance < s.nextInstance) return { state: s, out }
       return { state: checkCaughtUp({ ...s, nextInstance: input.instance + 1 }, out), out }

@@ -271,6 +271,21 @@ describe("total-order broadcast (Alg. 4)", () => {
     expect(r.out).toEqual([])
   })
 
+  it("never takes part twice in one attempt of an instance: a Join into the attempt it self-quit is refused", () => {
+    let s = tob("p2")
+    s = stepTob(s, { _tag: "Broadcast", payload: bytes(5) }).state
+    s = stepTob(s, { _tag: "Receive", from: "p0", msg: { _tag: "Start" } }).state
+    expect(s.multi?.current.round).toBe(1)
+    const behind = { _tag: "Round", instance: 3, round: 1, values: [], locked: [], decided: [] } as const
+    const crashed = stepTob(s, { _tag: "Receive", from: "p0", msg: behind }).state
+    expect(crashed.quit).toEqual({ instance: 1, attempt: 0, entered: true })
+    const join = (attempt: number) =>
+      stepTob(crashed, { _tag: "Join", startInstance: 1, attempt, decisions: [], schedule: initialSchedule(members) })
+    // Its first round-1 message of attempt 0 is out already; a second, different one would equivocate.
+    expect(() => join(0)).toThrow(/took part in up to attempt 0/)
+    expect(join(1).state.multi?.current).toMatchObject({ instance: 1, attempt: 1 })
+  })
+
   it("a join must come with every decision it has not delivered yet", () => {
     expect(() =>
       stepTob(tob("p0"), {

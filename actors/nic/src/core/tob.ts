@@ -23,7 +23,7 @@ import {
   membersAt,
   scheduleAfterDecision
 } from "./membership.js"
-import type { StepInstance } from "./popuc-instance.js"
+import { attemptOf, type StepInstance } from "./popuc-instance.js"
 import {
   createMulti,
   type MultiOutput,
@@ -83,6 +83,15 @@ export interface TobState {
   readonly delivered: DeliveredIndex
   /** While crashed: what it learns from round-1 messages to take part again (learner.ts). */
   readonly learner: LearnerState | undefined
+  /** The attempt of an instance this process self-quit last: it never takes part in it again (popuc-multi.ts). */
+  readonly quit: QuitRecord | undefined
+}
+
+export interface QuitRecord {
+  readonly instance: number
+  readonly attempt: number
+  /** It had opened round 1 (sent its proposal): a Join may not open this attempt again. */
+  readonly entered: boolean
 }
 
 export type WireMsg = RoundMsg | SyncStartMsg
@@ -124,6 +133,11 @@ export type TobInput =
        */
       readonly startNow?: boolean
       /**
+       * The attempt at `startInstance` the group is in (default 0); a higher one seen before this process
+       * opens the instance is adopted. Never one this process self-quit (`quit`): the core refuses that Join.
+       */
+      readonly attempt?: number
+      /**
        * The host installed a peer's state snapshot that reflects every decision before `instance`: those are
        * not delivered here, and `delivered` (the peer's index at that point) replaces this process's, so a
        * value decided in a skipped instance is still never delivered twice.
@@ -160,7 +174,8 @@ export const createTob = (params: TobParams): TobState => ({
   nextSeq: 0,
   nextDeliverInstance: 1,
   delivered: emptyDeliveredIndex,
-  learner: undefined
+  learner: undefined,
+  quit: undefined
 })
 
 /** The memberships this process knows, e.g. to hand to a joining peer. */
@@ -220,7 +235,8 @@ const withMulti = (s: TobState, multi: MultiState): TobState => ({
   nextSeq: s.nextSeq,
   nextDeliverInstance: s.nextDeliverInstance,
   delivered: s.delivered,
-  learner: s.learner
+  learner: s.learner,
+  quit: s.quit
 })
 
 /** Runs the multi-instance core and turns its outputs into TOB work: deliveries, phase changes. */
@@ -235,7 +251,13 @@ const runMulti = (s: TobState, multi: MultiState, step: (m: MultiState) => Step<
       state = delivered.state
       out.push(...delivered.out)
     } else if (o._tag === "Crash") {
-      state = { ...state, phase: "crashed", learner: startLearning(result.state.current) }
+      const { instance, attempt, round } = result.state.current
+      state = {
+        ...state,
+        phase: "crashed",
+        learner: startLearning(result.state.current),
+        quit: { instance, attempt, entered: round > 0 }
+      }
     } else if (o._tag === "Left") {
       state = { ...state, phase: "left" }
     }
@@ -243,11 +265,12 @@ const runMulti = (s: TobState, multi: MultiState, step: (m: MultiState) => Step<
   return { state, out }
 }
 
-const newMulti = (s: TobState, startInstance: number, schedule: MembershipSchedule): MultiState =>
+const newMulti = (s: TobState, startInstance: number, schedule: MembershipSchedule, startAttempt = 0): MultiState =>
   createMulti({
     self: s.params.self,
     roundTimer: s.params.roundTimer,
     startInstance,
+    startAttempt,
     schedule,
     proposal: selectBatch(s.params, s.pending, startInstance),
     membershipDelay: s.params.membershipDelay ?? DEFAULT_MEMBERSHIP_DELAY,
@@ -365,12 +388,12 @@ const learnFrom = (s: TobState, from: ProcessId, msg: RoundMsg): TobStep => {
   if (!membersAt(schedule, next).includes(s.params.self)) {
     return { state: { ...state, phase: "left", learner: undefined }, out: [...out, { _tag: "Left", instance: next }] }
   }
-  const multi = newMulti(state, next, schedule)
+  const replay = learner.newest.instance === next ? learner.newest.msgs : []
+  const multi = newMulti(state, next, schedule, Math.max(0, ...replay.map((m) => attemptOf(m.msg))))
   state = { ...state, phase: "running", multi, learner: undefined }
   out.push({ _tag: "Rejoined", instance: next })
   let step = runMulti(state, multi, (m) => stepMulti(m, { _tag: "Start" }, proposalSource(state)))
   out.push(...step.out)
-  const replay = learner.newest.instance === next ? learner.newest.msgs : []
   for (const m of replay) {
     if (step.state.phase !== "running") break
     const current = step.state
@@ -415,9 +438,16 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
   if (!membersAt(input.schedule, input.startInstance).includes(s.params.self)) {
     throw new Error(`tob: ${s.params.self} is not a member of instance ${input.startInstance}`)
   }
+  const attempt = input.attempt ?? 0
+  const quit = s.quit
+  if (quit?.entered && quit.instance === input.startInstance && attempt <= quit.attempt) {
+    throw new Error(
+      `tob: join at attempt ${attempt} of instance ${input.startInstance}, which it took part in up to attempt ${quit.attempt}`
+    )
+  }
   // A restarted process (fresh state, same id) proposes in a new incarnation: its seqs start at 0 again
   // without colliding with the values of its previous life.
-  const multi = newMulti(state, input.startInstance, input.schedule)
+  const multi = newMulti(state, input.startInstance, input.schedule, attempt)
   state = {
     ...state,
     phase: "running",

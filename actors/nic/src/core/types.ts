@@ -44,6 +44,13 @@ export type ValueRef = Pick<Value, "proposer" | "incarnation" | "seq" | "kind">
 export interface RoundMsg {
   readonly _tag: "Round"
   readonly instance: number
+  /**
+   * Which attempt at `instance` the message belongs to (0, the first, when absent). A group that collapsed
+   * (every member self-quit in an instance) opens the instance again in a higher attempt; rounds of two
+   * attempts are never merged, so no process ever sends two different messages for one round of one attempt
+   * (popuc-multi.ts, "Attempts").
+   */
+  readonly attempt?: number
   readonly round: number
   readonly values: ReadonlyArray<Value>
   readonly locked: ReadonlyArray<ProcessId>
@@ -52,6 +59,8 @@ export interface RoundMsg {
    * instance (decision relay, see popuc-multi.ts). Empty otherwise.
    */
   readonly decided: ReadonlyArray<ValueRef>
+  /** The attempt of the previous instance in which `decided` was decided (0 when absent). */
+  readonly decidedAttempt?: number
 }
 
 /** The result of one transition: the new state and the work the shell must do, as data (etcd `Ready`). */

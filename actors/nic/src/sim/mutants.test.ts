@@ -11,7 +11,7 @@ import {
   decideAtRoundOne,
   earlyDecisionOnFirstLock,
   noStallGrace,
-  replayAfterCollapse,
+  reenterQuitAttempt,
   reverseDeliveryAt,
   serveOnJoin,
   skipFetchedDecisions
@@ -61,14 +61,7 @@ const tobCases: ReadonlyArray<readonly [string, TobRunOptions, TobScenario, stri
 const shellCases: ReadonlyArray<readonly [string, ShellRunOptions, ShellScenario, string]> = [
   ["closes a stalled round at its late timer", { onTimerExpiry: noStallGrace }, "shell-stall", "stall grace"],
   ["serves once it tells its engine to join", { stepRejoin: serveOnJoin }, "shell-crash-restart", "ready"],
-  ["lets nobody open a collapsed group's instance", { stepRejoin: collapseWithoutLeader }, "shell-partition", "rejoin"],
-  // Found by shell-async before engine-loop.ts learned not to replay after a collapse; most often at N = 3.
-  [
-    "replays an aborted attempt's messages after a collapse",
-    { n: 3, stepRejoin: replayAfterCollapse },
-    "shell-async",
-    "uniform agreement"
-  ]
+  ["lets nobody open a collapsed group's instance", { stepRejoin: collapseWithoutLeader }, "shell-partition", "rejoin"]
 ]
 
 describe("the simulator catches broken protocols", () => {
@@ -94,6 +87,12 @@ describe("the simulator catches broken protocols", () => {
       expect(r?.violation?.property).toBe(property)
     })
   }
+  // Rare enough (1 in ~1,000 seeds at N = 3) that the test replays a seed the sweep found, with and without.
+  it("a replica shell that takes part again in an attempt it self-quit violates uniform agreement (shell-async)", () => {
+    const broken = runShellSim("shell-async", 2338, { n: 3, ...reenterQuitAttempt })
+    expect(broken.violation?.property).toBe("uniform agreement")
+    expect(runShellSim("shell-async", 2338, { n: 3 }).violation).toBeUndefined()
+  })
   for (const [what, options, scenario, property] of shellCases) {
     it(`a replica shell that ${what} violates ${property} (${scenario})`, () => {
       const r = firstViolation((seed) => runShellSim(scenario, seed, options))

@@ -9,7 +9,7 @@ import {
   type StepInstance,
   stepInstance
 } from "../core/popuc-instance.js"
-import { type RejoinInput, type RejoinOutput, type RejoinState, type RejoinStep, stepRejoin } from "../core/rejoin.js"
+import { type RejoinInput, type RejoinState, type RejoinStep, stepRejoin } from "../core/rejoin.js"
 import { stepTob, type TobInput, type TobState, type TobStep } from "../core/tob.js"
 import type { ProcessId, Value } from "../core/types.js"
 import { sortValues, valueKey } from "../core/value.js"
@@ -81,14 +81,6 @@ export const skipFetchedDecisions = (s: TobState, input: TobInput): TobStep =>
 /** An engine loop without the stall grace: a round timer that fires late closes its round at once. */
 export const noStallGrace: OnTimerExpiry = () => "close"
 
-/** Maps the outputs of the real rejoin step. */
-const rejoinOutputs =
-  (map: (o: RejoinOutput, s: RejoinState) => ReadonlyArray<RejoinOutput>) =>
-  (s: RejoinState, input: RejoinInput): RejoinStep => {
-    const r = stepRejoin(s, input)
-    return { ...r, out: r.out.flatMap((o) => map(o, r.state)) }
-  }
-
 /** Serves as soon as it tells the engine to join, before the decisions it joins with are applied. */
 export const serveOnJoin = (s: RejoinState, input: RejoinInput): RejoinStep => {
   const r = stepRejoin(s, input)
@@ -96,13 +88,26 @@ export const serveOnJoin = (s: RejoinState, input: RejoinInput): RejoinStep => {
   return { state: { ...r.state, serving: true }, out: [...r.out, { _tag: "Serve" }] }
 }
 
-/** In a collapsed group, every member waits for the restart leader's round-1 message: nobody opens. */
-export const collapseWithoutLeader = rejoinOutputs((o) =>
-  o._tag === "Join" && o.collapsed ? [{ ...o, startNow: false }] : [o]
-)
+/**
+ * In a collapsed group, every member waits for the restart leader's round-1 message: nobody opens (and each
+ * says so when asked, as a follower would).
+ */
+export const collapseWithoutLeader = (s: RejoinState, input: RejoinInput): RejoinStep => {
+  const r = stepRejoin(s, input)
+  if (!r.out.some((o) => o._tag === "Join" && o.collapsed)) return r
+  const out = r.out.map((o) => (o._tag === "Join" ? { ...o, startNow: false } : o))
+  const phase = r.state.phase._tag === "Joined" ? { ...r.state.phase, takingPart: false } : r.state.phase
+  return { state: { ...r.state, phase, started: s.started }, out }
+}
 
-/** Joins a collapsed group as a live one: the engine replays the aborted attempt's round messages. */
-export const replayAfterCollapse = rejoinOutputs((o) => (o._tag === "Join" ? [{ ...o, collapsed: false }] : [o]))
+/**
+ * Takes part again in the very attempt it self-quit (host and engine both forget the quit): a second,
+ * different round-1 message of one attempt, the equivocation POPUC's proof excludes.
+ */
+export const reenterQuitAttempt: Mutant = {
+  stepRejoin: (s, input) => stepRejoin({ ...s, quit: undefined }, input),
+  stepTob: (s, input) => stepTob(input._tag === "Join" ? { ...s, quit: undefined } : s, input)
+}
 
 export interface Mutant {
   readonly stepInstance?: StepInstance
@@ -123,5 +128,5 @@ export const MUTANTS: ReadonlyMap<string, Mutant> = new Map<string, Mutant>([
   ["no-stall-grace", { onTimerExpiry: noStallGrace }],
   ["serve-on-join", { stepRejoin: serveOnJoin }],
   ["collapse-without-leader", { stepRejoin: collapseWithoutLeader }],
-  ["replay-after-collapse", { stepRejoin: replayAfterCollapse }]
+  ["reenter-quit-attempt", reenterQuitAttempt]
 ])

@@ -14,6 +14,8 @@ export interface RunStats {
   readonly rejoins: number
   /** Self-crashed processes that took part again as learners, without a state transfer. */
   readonly learnerRejoins: number
+  /** Decisions only killed processes ever had, decided again by the group (shell-checker.ts). */
+  readonly lostDecisions?: number
 }
 
 export interface RunReport {

@@ -67,6 +67,7 @@ export interface ScenarioSummary {
   readonly selfCrashes: number
   readonly rejoins: number
   readonly learnerRejoins: number
+  readonly lostDecisions: number
   readonly messages: number
   readonly droppedMessages: number
 }
@@ -88,6 +89,7 @@ export const runSeeds = (
   let selfCrashes = 0
   let rejoins = 0
   let learnerRejoins = 0
+  let lostDecisions = 0
   let messages = 0
   let droppedMessages = 0
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
@@ -100,6 +102,7 @@ export const runSeeds = (
     selfCrashes += r.stats.selfCrashes
     rejoins += r.stats.rejoins
     learnerRejoins += r.stats.learnerRejoins
+    lostDecisions += r.stats.lostDecisions ?? 0
     messages += r.stats.messages
     droppedMessages += r.stats.droppedMessages
   }
@@ -114,6 +117,7 @@ export const runSeeds = (
     selfCrashes,
     rejoins,
     learnerRejoins,
+    lostDecisions,
     messages,
     droppedMessages
   }

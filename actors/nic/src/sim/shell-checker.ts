@@ -2,7 +2,13 @@
  * What the hosts of a shell simulation (shell-sim.ts) apply, checked as it happens across every incarnation
  * of every process (a restarted process is a new incarnation that starts with nothing):
  * - uniform agreement: every incarnation that applies an instance applies the same values, in the same
- *   order (a restarted member never decides differently, whatever it joined from);
+ *   order (a restarted member never decides differently, whatever it joined from). With one exception that
+ *   no protocol without a disk can avoid: POPUC lets a process decide alone in its last round while every
+ *   other member self-quits (more than t faults), and when that process is killed before anyone learns its
+ *   decision, the decision is gone with its memory and the group, collapsed, decides the instance again.
+ *   Such a lost decision is counted (`lostDecisions`), not a violation, unless it held a value its own
+ *   proposer applied: the replica answers a client when it applies its own value, so that is an
+ *   acknowledged write lost, a violation;
  * - no creation: an applied value was broadcast by the incarnation it names, with this content;
  * - no duplication: no incarnation applies a value twice;
  * - a snapshot is the state every incarnation had at its instance;
@@ -25,8 +31,13 @@ const samePayload = (a: Uint8Array, b: Uint8Array): boolean =>
 
 export class ShellChecker {
   private readonly broadcasts = new Map<string, Broadcast>()
-  /** The values of each instance as first applied, and where each value was. */
+  /** The values of each instance as applied: the surviving decision (see lost decisions above), and where. */
   private readonly reference = new Map<number, { readonly by: string; readonly keys: string }>()
+  /** Every incarnation that applied each instance, with what it applied. */
+  private readonly appliers = new Map<number, Map<string, string>>()
+  private readonly killed = new Set<string>()
+  /** Decisions only killed processes ever applied, replaced by the group's later decision (see above). */
+  lostDecisions = 0
   private readonly instanceOf = new Map<string, number>()
   /** The state hash every host has with every instance before the key applied. */
   private readonly hashes = new Map<number, number>()
@@ -58,6 +69,9 @@ export class ShellChecker {
       seen.add(key)
     }
     const list = keys.join(",")
+    const appliers = this.appliers.get(instance) ?? new Map<string, string>()
+    this.appliers.set(instance, appliers)
+    appliers.set(incarnation, list)
     const first = this.reference.get(instance)
     if (first === undefined) {
       this.reference.set(instance, { by: incarnation, keys: list })
@@ -65,10 +79,33 @@ export class ShellChecker {
       return undefined
     }
     if (first.keys === list) return undefined
-    return {
-      property: "uniform agreement",
-      detail: `instance ${instance}: ${first.by} applied [${first.keys}] but ${incarnation} applied [${list}]`
+    const holders = [...appliers].filter(([, applied]) => applied === first.keys).map(([by]) => by)
+    if (!holders.every((by) => this.killed.has(by))) {
+      return {
+        property: "uniform agreement",
+        detail: `instance ${instance}: ${first.by} applied [${first.keys}] but ${incarnation} applied [${list}]`
+      }
     }
+    // Only killed processes ever had the first decision: lost with them, unless a client was answered on it.
+    const acked = first.keys
+      .split(",")
+      .find((key) => key !== "" && holders.includes(this.broadcasts.get(key)?.by ?? ""))
+    if (acked !== undefined) {
+      return {
+        property: "acknowledged write lost",
+        detail: `instance ${instance}: ${first.by} applied its own ${acked} in [${first.keys}], then was killed; the group decided [${list}]`
+      }
+    }
+    this.lostDecisions++
+    for (const key of first.keys.split(",")) if (this.instanceOf.get(key) === instance) this.instanceOf.delete(key)
+    this.reference.set(instance, { by: incarnation, keys: list })
+    for (const key of keys) this.instanceOf.set(key, instance)
+    return undefined
+  }
+
+  /** `incarnation` was killed (kill -9): what only it had applied is gone. */
+  onKilled(incarnation: string): void {
+    this.killed.add(incarnation)
   }
 
   recordHash(nextInstance: number, hash: number): void {

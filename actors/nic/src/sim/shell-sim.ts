@@ -26,6 +26,7 @@ import {
   isRunning,
   mayInstallSnapshot,
   type PeerAnswer,
+  peerStatus,
   type RejoinInput,
   type RejoinOutput,
   type RejoinState,
@@ -101,6 +102,7 @@ interface ShellPlan {
 interface CatchUp {
   readonly joinInstance: number
   readonly rejoining: boolean
+  readonly attempt: number
   readonly schedule: MembershipSchedule
   readonly decisions: ReadonlyArray<DecidedInstance> | undefined
   readonly snapshot: HostState | undefined
@@ -302,9 +304,11 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
 
   const catchUpOf = (host: Host, fromInstance: number): CatchUp => {
     const last = host.applied.nextInstance - 1
+    const status = peerStatus(host.rejoin)
     const common = {
       joinInstance: last + 1,
-      rejoining: !isRunning(host.rejoin),
+      rejoining: status.rejoining,
+      attempt: status.joinInstance === last + 1 ? status.attempt : -1,
       schedule: scheduleOf(host.engine.state())
     }
     const decisions: Array<DecidedInstance> = []
@@ -320,6 +324,7 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
     peer,
     joinInstance: reply.joinInstance,
     rejoining: reply.rejoining,
+    attempt: reply.attempt,
     snapshot: reply.decisions === undefined,
     member: membersAt(reply.schedule, reply.joinInstance).includes(host.id)
   })
@@ -401,7 +406,7 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
             decisions: reply.decisions ?? [],
             schedule: reply.schedule,
             startNow: o.startNow,
-            replay: !o.collapsed,
+            attempt: o.attempt,
             ...(snapshot === undefined ? {} : { snapshot })
           })
         )
@@ -466,7 +471,16 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
             detail: `${host.incarnation} self-quit after a machine-wide stall: ${e.reason}`
           })
         }
-        stepHost(host, { _tag: "EngineCrashed", nowMs: localMs(host) })
+        stepHost(host, {
+          _tag: "EngineCrashed",
+          nowMs: localMs(host),
+          instance: e.instance,
+          attempt: e.attempt,
+          entered: e.entered
+        })
+        return
+      case "Attempt":
+        stepHost(host, { _tag: "EngineStarted", instance: e.instance, attempt: e.attempt })
         return
       case "Rejoined":
         learnerRejoins++
@@ -559,7 +573,7 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
     }
     // The replica's catch-up server answers after its next decision, unless nothing was decided yet or its
     // own engine is out of the group (a collapsed group must rejoin from what its members have).
-    if (host.applied.nextInstance > 1 && isRunning(host.rejoin)) {
+    if (host.applied.nextInstance > 1 && !peerStatus(host.rejoin).rejoining) {
       let answered = false
       const once = () => {
         if (!answered) answer()
@@ -601,6 +615,7 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
         return
       }
       case "Kill":
+        checker.onKilled(host.incarnation)
         proc.host = undefined
         queue.push(nowUs + ev.downUs, { to: proc.id, ev: { _tag: "Restart" } })
         return
@@ -700,7 +715,8 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
       instances: checker.applied,
       deliveries: checker.deliveries,
       rejoins: joins + restores,
-      learnerRejoins
+      learnerRejoins,
+      lostDecisions: checker.lostDecisions
     }
   }
 }

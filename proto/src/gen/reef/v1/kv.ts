@@ -220,6 +220,12 @@ export interface CatchUpReply {
   snapshotDelivered: DeliveredWatermark[];
   snapshotId: number;
   snapshotChunks: number;
+  /**
+   * The attempt at join_instance the answering replica's engine takes part in (rejoining = false) or last
+   * self-quit (rejoining = true); -1 when it never opened join_instance. A collapsed group reopens the
+   * instance in a higher attempt than any of these.
+   */
+  attempt: number;
 }
 
 /** Per proposer incarnation: every seq below floor is delivered, and the seqs in above. */
@@ -2773,6 +2779,7 @@ function createBaseCatchUpReply(): CatchUpReply {
     snapshotDelivered: [],
     snapshotId: 0,
     snapshotChunks: 0,
+    attempt: 0,
   };
 }
 
@@ -2812,6 +2819,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     }
     if (message.snapshotChunks !== 0) {
       writer.uint32(96).uint32(message.snapshotChunks);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(104).sint32(message.attempt);
     }
     return writer;
   },
@@ -2917,6 +2927,14 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
             message.snapshotChunks = reader.uint32();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.attempt = reader.sint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2978,6 +2996,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
         : isSet(object.snapshot_chunks)
         ? globalThis.Number(object.snapshot_chunks)
         : 0,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
     };
   },
 
@@ -3016,6 +3035,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     if (message.snapshotChunks !== 0) {
       obj.snapshotChunks = Math.round(message.snapshotChunks);
     }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
     return obj;
   },
 
@@ -3035,6 +3057,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     message.snapshotDelivered = object.snapshotDelivered?.map((e) => DeliveredWatermark.fromPartial(e)) || [];
     message.snapshotId = object.snapshotId ?? 0;
     message.snapshotChunks = object.snapshotChunks ?? 0;
+    message.attempt = object.attempt ?? 0;
     return message;
   },
 };

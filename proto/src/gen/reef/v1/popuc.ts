@@ -79,6 +79,13 @@ export interface PopucRound {
   locked: string[];
   /** Round 1 of an instance opened by a decision: the set the sender decided in the previous instance. */
   decided: PopucValueRef[];
+  /**
+   * Which attempt at the instance the round belongs to: a collapsed group opens an instance again in a higher
+   * attempt, and rounds of two attempts are never merged (actors/nic/src/core/popuc-multi.ts, "Attempts").
+   */
+  attempt: number;
+  /** The attempt of the previous instance in which `decided` was decided. */
+  decidedAttempt: number;
 }
 
 /** Alg. 3 (sync-start). */
@@ -376,7 +383,7 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
 };
 
 function createBasePopucRound(): PopucRound {
-  return { instance: 0, round: 0, values: [], locked: [], decided: [] };
+  return { instance: 0, round: 0, values: [], locked: [], decided: [], attempt: 0, decidedAttempt: 0 };
 }
 
 export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
@@ -397,6 +404,12 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     }
     for (const v of message.decided) {
       PopucValueRef.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(48).uint32(message.attempt);
+    }
+    if (message.decidedAttempt !== 0) {
+      writer.uint32(56).uint32(message.decidedAttempt);
     }
     return writer;
   },
@@ -454,6 +467,22 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
             message.decided.push(PopucValueRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempt = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.decidedAttempt = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -475,6 +504,12 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
       decided: globalThis.Array.isArray(object?.decided)
         ? object.decided.map((e: any) => PopucValueRef.fromJSON(e))
         : [],
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      decidedAttempt: isSet(object.decidedAttempt)
+        ? globalThis.Number(object.decidedAttempt)
+        : isSet(object.decided_attempt)
+        ? globalThis.Number(object.decided_attempt)
+        : 0,
     };
   },
 
@@ -495,6 +530,12 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     if (message.decided?.length) {
       obj.decided = message.decided.map((e) => PopucValueRef.toJSON(e));
     }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.decidedAttempt !== 0) {
+      obj.decidedAttempt = Math.round(message.decidedAttempt);
+    }
     return obj;
   },
 
@@ -508,6 +549,8 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     message.values = object.values?.map((e) => PopucValue.fromPartial(e)) || [];
     message.locked = object.locked?.map((e) => e) || [];
     message.decided = object.decided?.map((e) => PopucValueRef.fromPartial(e)) || [];
+    message.attempt = object.attempt ?? 0;
+    message.decidedAttempt = object.decidedAttempt ?? 0;
     return message;
   },
 };
