@@ -6,8 +6,8 @@ import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
-/** libs/devkit's compiled module, or undefined before the first build. */
-const devkit = await import("../../../libs/devkit/dist/reef-command.js").catch((error) => {
+/** @reef/devkit's compiled reef-command module (no Effect, nothing else of devkit), or undefined before a build. */
+const devkit = await import("@reef/devkit/reef-command").catch((error) => {
   if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
   throw error
 })
