@@ -19,6 +19,8 @@ import { type Plan, writesFor } from "./plan.js"
 const KILL_AT_MS = 2_000
 /** How long the load goes on after the kill: the rejoin is measured while it runs. */
 const LOAD_AFTER_KILL_MS = 12_000
+/** REEF_BENCH_REJOIN_LINES=1: print the restarted replica's output lines, each with its time since the spawn. */
+const SHOW_LINES = process.env.REEF_BENCH_REJOIN_LINES === "1"
 /** Polling the restarted replica. */
 const POLL_MS = 5
 
@@ -76,8 +78,9 @@ export const measureRejoin = (plan: Plan, natsUrl: string) =>
 
     let firstOutputMs = Number.NaN
     const t0 = performance.now()
-    const restarted = yield* group.restart(2, () => {
+    const restarted = yield* group.restart(2, (line) => {
       if (Number.isNaN(firstOutputMs)) firstOutputMs = since(t0)
+      if (SHOW_LINES) console.log(`  [rejoin +${since(t0)} ms] ${line}`)
     })
     const readyLineMs = since(t0)
     const client = yield* makeKvClient({ replicas: group.addresses.slice(2), transport: "unary", timeoutMs: 2_000 })
