@@ -484,6 +484,8 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
         return
       case "Rejoined":
         learnerRejoins++
+        // Taking part again from there as a learner: a Join told to the engine meanwhile was moot (ignored).
+        host.joinedAt = e.instance
         stepHost(host, { _tag: "EngineRejoined", nowMs: localMs(host), instance: e.instance })
         return
       case "Dropped":
