@@ -8,15 +8,32 @@
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 
-/** The bundled `reef` entry point that scripts/bundle.mjs writes (its other files sit next to it). */
-export const BUNDLE_ENTRY = join("services", "cli", "dist", "bundle", "reef.mjs")
+const CLI_PACKAGE = join("services", "cli")
 
-/** The packages of the root tsconfig.json's project references. */
-const packageDirs = (root: string): ReadonlyArray<string> => {
-  const config = JSON.parse(readFileSync(join(root, "tsconfig.json"), "utf8")) as {
+/** The bundled `reef` entry point that scripts/bundle.mjs writes (its other files sit next to it). */
+export const BUNDLE_ENTRY = join(CLI_PACKAGE, "dist", "bundle", "reef.mjs")
+
+/** The package folders a tsconfig.json's project references name. */
+const references = (dir: string): ReadonlyArray<string> => {
+  const config = JSON.parse(readFileSync(join(dir, "tsconfig.json"), "utf8")) as {
     readonly references?: ReadonlyArray<{ readonly path: string }>
   }
-  return (config.references ?? []).map((r) => join(root, r.path))
+  return (config.references ?? []).map((r) => join(dir, r.path))
+}
+
+/**
+ * What a `reef` process runs: the CLI's package and every package it references, transitively (not the tests'
+ * or the benchmarks', whose builds say nothing about the CLI's).
+ */
+const cliPackageDirs = (root: string): ReadonlyArray<string> => {
+  const seen = new Set<string>()
+  const visit = (dir: string) => {
+    if (seen.has(dir)) return
+    seen.add(dir)
+    for (const next of references(dir)) visit(next)
+  }
+  visit(join(root, CLI_PACKAGE))
+  return [...seen]
 }
 
 /** Newest modification time (ms) of a package's non-test TypeScript sources under `dir`. */
@@ -33,14 +50,15 @@ const newestSource = (dir: string): number => {
 }
 
 /**
- * The newest build that is at least as new as every source: "bundle" when the bundle was written after every
- * package's last `tsc -b` (its `dist/.tsbuildinfo`) and each of those after its sources, "dist" when only the
- * latter holds, undefined when a source is newer than its package's build (or there is no build).
+ * The newest build of what `reef` runs that is at least as new as its sources: "bundle" when the bundle was
+ * written after every such package's last `tsc -b` (its `dist/.tsbuildinfo`) and each of those after its
+ * sources, "dist" when only the latter holds, undefined when a source is newer than its package's build (or
+ * there is no build).
  */
 export const freshBuild = (root: string): "bundle" | "dist" | undefined => {
   try {
     let newestBuild = 0
-    for (const dir of packageDirs(root)) {
+    for (const dir of cliPackageDirs(root)) {
       const built = statSync(join(dir, "dist", ".tsbuildinfo")).mtimeMs
       if (built < newestSource(join(dir, "src"))) return undefined
       newestBuild = Math.max(newestBuild, built)
