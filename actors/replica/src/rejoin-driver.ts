@@ -122,12 +122,24 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
   /** Replaces this replica's state with `peer`'s frozen snapshot (announced in its last reply). */
   const restore = (peer: string, reply: CatchUpReply) =>
     Effect.gen(function* () {
+      const total = reply.snapshotChunks
+      options.log("info", `fetching the snapshot of ${peer} at instance ${reply.snapshotInstance}: ${total} chunks`)
+      let fetched = 0
       const chunks = yield* Effect.forEach(
-        Array.from({ length: reply.snapshotChunks }, (_, chunk) => chunk),
+        Array.from({ length: total }, (_, chunk) => chunk),
         (chunk) =>
           askPeer(peer, SnapshotChunkRpc, { group: state.group, snapshotId: reply.snapshotId, chunk }).pipe(
             Effect.map((r) => r.entries),
-            Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` }))
+            Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` })),
+            // A line at each quarter of a long transfer (a replica's output is lines, read by reef up or a log).
+            Effect.tap(() => {
+              fetched++
+              const quarter = (n: number) => Math.floor((4 * n) / total)
+              if (total >= 8 && fetched < total && quarter(fetched) > quarter(fetched - 1)) {
+                const percent = Math.floor((100 * fetched) / total)
+                options.log("info", `snapshot of ${peer}: ${fetched} of ${total} chunks (${percent}%)`)
+              }
+            })
           )
       )
       // The answer is as old as the ask: meanwhile this replica may have applied as far (its engine learning on
