@@ -117,10 +117,13 @@ export class CatchUpServer {
         schedule: [...schedule]
       }
       const since = state.decisions.since(request.fromInstance, MAX_CATCH_UP_DECISION_BYTES)
-      if (since !== undefined) {
+      // More than one message's worth but still in the log: the first part now, the rest when asked again.
+      const part = since ?? state.decisions.prefix(request.fromInstance, MAX_CATCH_UP_DECISION_BYTES)
+      if (part !== undefined) {
         return CatchUpReply.fromPartial({
           ...common,
-          decisions: since.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) }))
+          more: since === undefined,
+          decisions: part.map((d) => ({ instance: d.instance, values: d.values.map(valueToWire) }))
         })
       }
       // Too far behind for the log (or for one message): the state itself, frozen as of now.

@@ -41,6 +41,11 @@ describe("decision log", () => {
     // More than one reply's worth: the asker needs a snapshot.
     expect(log.since(996, 2 * perInstance)).toBeUndefined()
     expect(log.since(999, 2 * perInstance)?.length).toBe(2)
+    // What does not fit one reply comes in parts: the first ones that fit, then the rest when asked again.
+    expect(log.prefix(996, 2 * perInstance)?.map((d) => d.instance)).toEqual([996, 997])
+    expect(log.prefix(999, 2 * perInstance)?.map((d) => d.instance)).toEqual([999, 1000])
+    expect(log.prefix(996, 1)?.map((d) => d.instance)).toEqual([996])
+    expect(log.prefix(995, 2 * perInstance)).toBeUndefined()
   })
 
   it("keeps a copy of each payload, not the message buffer it is a view into", () => {

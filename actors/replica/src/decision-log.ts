@@ -74,6 +74,26 @@ export class DecisionLog {
   }
 
   /**
+   * The first decisions from `from` on that fit in `maxBytes` (at least one): what a reply carries when all of
+   * them would not fit one (the asker asks again for the rest). Undefined when `from` is older than the window.
+   */
+  prefix(
+    from: number,
+    maxBytes: number
+  ): ReadonlyArray<{ readonly instance: number; readonly values: ReadonlyArray<Value> }> | undefined {
+    if (from < this.first) return undefined
+    const out: Array<{ instance: number; values: ReadonlyArray<Value> }> = []
+    let bytes = 0
+    for (let i = from; i <= this.last; i++) {
+      const entry = this.entries.get(i)
+      bytes += entry?.bytes ?? 0
+      if (bytes > maxBytes && out.length > 0) break
+      out.push({ instance: i, values: entry?.values ?? [] })
+    }
+    return out
+  }
+
+  /**
    * Decisions `from..last`, or undefined when `from` is older than the window or they would take more than
    * `maxBytes` (one reply's worth): the asker then needs a snapshot.
    */

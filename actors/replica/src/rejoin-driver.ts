@@ -36,8 +36,20 @@ import { deliveredFromWire, installSnapshot } from "./snapshot.js"
  */
 const ASK_TRY_MS = 2_500
 const ASK_TRIES = 4
+/** Parts of one catch-up answer (each at most MAX_CATCH_UP_DECISION_BYTES) fetched before giving up on it. */
+const MAX_CATCH_UP_PARTS = 64
 
 /** A snapshot could not be fetched or installed (a chunk expired, a peer left). */
+/** A peer's catch-up answer could not be fetched whole (its decisions outran the parts fetched). */
+export class CatchUpPartsError extends Data.TaggedError("CatchUpPartsError")<{
+  readonly peer: string
+  readonly parts: number
+}> {
+  override get message() {
+    return `${this.peer}'s decisions outran the ${this.parts} parts fetched of its catch-up answer`
+  }
+}
+
 export class RestoreError extends Data.TaggedError("RestoreError")<{ readonly peer: string; readonly reason: string }> {
   override get message() {
     return `could not restore ${this.peer}'s snapshot: ${this.reason}`
@@ -102,13 +114,34 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
       membersAt({ epochs: reply.schedule.map((e) => ({ ...e })) }, reply.joinInstance).includes(state.id)
   })
 
+  /**
+   * `peer`'s answer with every decision from `fromInstance` on: a reply that had more than one message's
+   * worth (`more`) is followed by asks for the rest, while the peer's log still holds it; a peer that falls
+   * back to a snapshot meanwhile answers with that. (Before, such a joiner got a snapshot each time, and under
+   * load installed one snapshot after another while the group wrote more than one message's worth.)
+   */
+  const askAll = (peer: string, fromInstance: number) =>
+    Effect.gen(function* () {
+      let reply = yield* askPeer(peer, CatchUpRpc, { group: state.group, fromInstance })
+      let decisions = reply.decisions
+      for (let part = 1; reply.more && !reply.hasSnapshot && part < MAX_CATCH_UP_PARTS; part++) {
+        const next = Number(decisions.at(-1)?.instance ?? fromInstance - 1) + 1
+        reply = yield* askPeer(peer, CatchUpRpc, { group: state.group, fromInstance: next })
+        if (reply.hasSnapshot) return reply
+        decisions = [...decisions, ...reply.decisions]
+      }
+      // Still short: counted as no answer (the log window ends the race with a snapshot before long).
+      if (reply.more) return yield* new CatchUpPartsError({ peer, parts: MAX_CATCH_UP_PARTS })
+      return { ...reply, decisions }
+    })
+
   const ask = (id: number, fromInstance: number) =>
     Effect.gen(function* () {
       const peers = state.members.filter((m) => m !== state.id)
       const answered = yield* Effect.forEach(
         peers,
         (peer) =>
-          askPeer(peer, CatchUpRpc, { group: state.group, fromInstance }).pipe(
+          askAll(peer, fromInstance).pipe(
             Effect.map((reply) => [peer, reply] as const),
             Effect.option
           ),

@@ -226,6 +226,11 @@ export interface CatchUpReply {
    * instance in a higher attempt than any of these.
    */
   attempt: number;
+  /**
+   * The decisions stop short of join_instance: all of them would not fit one message. The asker asks again
+   * from the instance after the last one sent (its peer's log still holds the rest) before it joins.
+   */
+  more: boolean;
 }
 
 /** Per proposer incarnation: every seq below floor is delivered, and the seqs in above. */
@@ -2780,6 +2785,7 @@ function createBaseCatchUpReply(): CatchUpReply {
     snapshotId: 0,
     snapshotChunks: 0,
     attempt: 0,
+    more: false,
   };
 }
 
@@ -2822,6 +2828,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     }
     if (message.attempt !== 0) {
       writer.uint32(104).sint32(message.attempt);
+    }
+    if (message.more !== false) {
+      writer.uint32(112).bool(message.more);
     }
     return writer;
   },
@@ -2935,6 +2944,14 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
             message.attempt = reader.sint32();
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2997,6 +3014,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
         ? globalThis.Number(object.snapshot_chunks)
         : 0,
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
     };
   },
 
@@ -3038,6 +3056,9 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     if (message.attempt !== 0) {
       obj.attempt = Math.round(message.attempt);
     }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
     return obj;
   },
 
@@ -3058,6 +3079,7 @@ export const CatchUpReply: MessageFns<CatchUpReply, "reef.v1.CatchUpReply"> = {
     message.snapshotId = object.snapshotId ?? 0;
     message.snapshotChunks = object.snapshotChunks ?? 0;
     message.attempt = object.attempt ?? 0;
+    message.more = object.more ?? false;
     return message;
   },
 };
