@@ -12,6 +12,7 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { makeOutput } from "@reef/devkit/output"
 import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import { runKvLoad } from "./kv-load.js"
@@ -72,6 +73,18 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
         }
         sample()
         const sampler = setInterval(sample, SAMPLE_EVERY_MS)
+        // Where the soak is: a status line on a terminal (after each slice), a plain line a minute otherwise.
+        const out = makeOutput()
+        let linesPrinted = 0
+        const progress = () => {
+          const elapsed = (performance.now() - t0) / 60_000
+          const text = `soak: ${elapsed.toFixed(1)} of ${minutes} min, ${operations.toLocaleString("en-US")} operations, ${errors} errors`
+          if (out.live) out.status(text)
+          else if (Math.floor(elapsed) > linesPrinted) {
+            linesPrinted = Math.floor(elapsed)
+            out.line(text)
+          }
+        }
         // Load in slices, alternating Sets and Gets, so a slow slice never stretches the soak.
         for (let slice = 0; performance.now() - t0 < durationMs; slice++) {
           const load = yield* runKvLoad({
@@ -83,7 +96,9 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
           })
           operations += load.ops
           errors += load.errors
+          progress()
         }
+        out.status("")
         clearInterval(sampler)
         sample()
         const states = yield* engineStates(group)

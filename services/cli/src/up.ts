@@ -7,6 +7,7 @@
  */
 import { rmSync } from "node:fs"
 import { READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
+import { makeOutput, type Output, progressText } from "@reef/devkit/output"
 import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import type { Member } from "@reef/proto"
@@ -27,7 +28,6 @@ import {
 import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
 import { makePortChooser } from "./ports.js"
-import { makeOutput, type Output, progressText } from "./progress.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
 import { remoraWorkload } from "./remora-workload.js"
 import { roles } from "./roles/index.js"
