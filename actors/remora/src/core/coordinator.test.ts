@@ -169,6 +169,47 @@ describe("stateless-stateful separation (§4.3)", () => {
   })
 })
 
+describe("validation tokens pushed to the planned worker", () => {
+  it("stateless parts go out with the window's plan: each token is pushed where the plan runs its stateful part", () => {
+    // One subgraph (every transaction touches p): one worker runs them all, the stateless parts spread by load.
+    const s = coordinator({ policy: "sfs" }, ["w1", "w2", "w3"])
+    const txs = [tx("a", ["p"]), tx("b", ["p", "q"]), tx("c", ["p", "r"]), tx("d", ["p", "s"])]
+    const window = propose(s, 1, txs)
+    const stateless = window.flatMap((o) =>
+      o._tag === "SendStateless" ? o.tasks.map((t) => ({ ...t, at: o.worker })) : []
+    )
+    expect(stateless).toHaveLength(4)
+    const tasks = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 1 }))
+    for (const task of tasks) {
+      const check = stateless.find((t) => t.tx.id === task.tx.id)!
+      if (check.at === task.worker) {
+        expect([check.pushTo, task.tokenSource, task.tokenPushed]).toEqual(["", task.worker, false])
+      } else {
+        expect([check.pushTo, task.tokenSource, task.tokenPushed]).toEqual([task.worker, check.at, true])
+      }
+    }
+    expect(tasks.some((t) => t.tokenPushed)).toBe(true)
+  })
+
+  it("when the plan is recomputed the token is fetched from where it was pushed", () => {
+    const s = coordinator({ policy: "sfs" }, ["w1", "w2", "w3"])
+    const first = propose(s, 1, [tx("a", ["p"]), tx("a2", ["p"]), tx("a3", ["p"])])
+    const second = propose(s, 2, [tx("b", ["p"]), tx("c", ["p"]), tx("e", ["p"])])
+    const pushes = [...first, ...second].flatMap((o) => (o._tag === "SendStateless" ? o.tasks : []))
+    // Proposal 2 commits first: its plan (made after proposal 1's) is dropped and placed again.
+    const tasks = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 2 }))
+    let moved = 0
+    for (const task of tasks) {
+      const push = pushes.find((t) => t.tx.id === task.tx.id)!.pushTo
+      if (push !== "" && push !== task.worker) {
+        moved++
+        expect([task.tokenSource, task.tokenPushed]).toEqual([push, false])
+      }
+    }
+    expect(moved).toBeGreaterThan(0)
+  })
+})
+
 describe("completions", () => {
   it("each committed transaction gets one receipt; the watermark is the lowest seq not completed", () => {
     const s = coordinator({ policy: "round-robin" })

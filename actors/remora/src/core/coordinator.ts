@@ -19,7 +19,7 @@
  */
 
 import { InflightWindow } from "./inflight.js"
-import { COORDINATOR_OWNER, KeyIndex, ObjectTable, SchedulerView, WorkerRegistry } from "./object-table.js"
+import { COORDINATOR_OWNER, KeyIndex, ObjectTable, OWNER_CODES, SchedulerView, WorkerRegistry } from "./object-table.js"
 import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
 import {
   adoptPlan,
@@ -85,6 +85,11 @@ export const defaultCoordinatorParams: CoordinatorParams = {
 export interface StatelessTaskData<P> {
   readonly tx: TxMeta<P>
   readonly proposal: number
+  /**
+   * The worker the window's plan gives the stateful part (when it is not this one): the token is pushed there as
+   * soon as it is computed, so the stateful part does not wait for a fetch after commit. "": keep it here.
+   */
+  readonly pushTo: WorkerId | ""
 }
 
 export interface StatefulTaskData<P> {
@@ -97,6 +102,8 @@ export interface StatefulTaskData<P> {
   readonly sources: ReadonlyArray<Source>
   /** The worker holding the validation token; "" when the worker runs the stateless part itself. */
   readonly tokenSource: WorkerId | ""
+  /** `tokenSource` pushes the token to this worker unasked (the plan was adopted): wait for it, no fetch. */
+  readonly tokenPushed: boolean
   /** The stateless part runs inside the stateful task (no separation). */
   readonly combined: boolean
   /** Every seq below it has completed. */
@@ -214,6 +221,11 @@ interface Proposal<P> {
   /** Its transactions' keys as ids (interned when proposed). */
   readonly keyed: KeyedBlock
   plan: Plan<P> | undefined
+  /**
+   * Its stateless parts, routed (and counted in the load) at proposal but held back until its first plan, so that
+   * each token can be pushed where the plan runs the stateful part; undefined once sent (or never held).
+   */
+  stateless: Int32Array | undefined
 }
 
 export interface CoordinatorStats {
@@ -260,7 +272,10 @@ export interface CoordinatorState<P> {
   height: number
   /** Committed transactions not completed yet; its `next` is the next seq, its `watermark` the lowest open one. */
   readonly inflight: InflightWindow
-  /** Where each proposed transaction's stateless part went (its token's holder), until its stateful dispatch. */
+  /**
+   * Where each proposed transaction's token is, until its stateful dispatch: the code of the worker that runs its
+   * stateless part, plus OWNER_CODES × the code it pushes the token to (0: it keeps it).
+   */
   readonly statelessAt: Map<string, number>
   /** Outstanding work per owner code (µs): dispatched stateful, dispatched stateless, planned stateful. */
   statefulLoad: Float64Array
@@ -372,7 +387,19 @@ const planProposal = <P>(s: CoordinatorState<P>, proposal: Proposal<P>, out: Arr
     txs: block.txs.length,
     subgraphs: plan.subgraphs
   })
+  releaseStateless(s, proposal, plan.placement, out)
 }
+
+/**
+ * Stateless parts wait for the window's plan when there is one (it is made in the same step of the shell), so
+ * that each token can be pushed to the worker the plan gives the stateful part.
+ */
+const statelessWaitsForPlan = (s: CoordinatorState<unknown>): boolean =>
+  s.params.statelessTiming === "pre-consensus" &&
+  s.params.schedulingTiming === "pre-consensus" &&
+  s.params.architecture === "asymmetric" &&
+  s.params.separation === "coordinator" &&
+  s.active.length > 0
 
 /** Drops every plan of the window (§4.4's resync): the scheduler's copy becomes the router's again. */
 const discardPlans = (s: CoordinatorState<unknown>): void => {
@@ -389,30 +416,67 @@ const replanPending = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P
 
 // ---- stateless dispatch -------------------------------------------------------------------------------------
 
-const dispatchStateless = <P>(
-  s: CoordinatorState<P>,
-  block: ProposedBlock<P>,
-  out: Array<CoordinatorOutput<P>>
-): void => {
-  if (s.params.separation !== "coordinator" || s.params.architecture !== "asymmetric" || s.active.length === 0) return
+/** RunStateless of Alg. 2: each stateless part to the least-loaded worker (its load counted at once). */
+const assignStateless = <P>(s: CoordinatorState<P>, block: ProposedBlock<P>): Int32Array | undefined => {
+  if (s.params.separation !== "coordinator" || s.params.architecture !== "asymmetric" || s.active.length === 0) {
+    return undefined
+  }
   const cands = candidates(s)
-  const byWorker = new Map<number, Array<StatelessTaskData<P>>>()
-  for (const tx of block.txs) {
+  const assigned = new Int32Array(block.txs.length)
+  for (let t = 0; t < block.txs.length; t++) {
+    const tx = block.txs[t]!
     const w = leastLoaded(cands, s.statelessCursor)
     const weight = statelessWeight(tx)
     cands.load[w]! += weight
     s.statelessLoad[w]! += weight
     s.statelessAt.set(tx.id, w)
+    assigned[t] = w
+  }
+  return assigned
+}
+
+/** Sends assigned stateless parts; `placement` (a plan, by transaction): the worker to push each token to. */
+const sendStateless = <P>(
+  s: CoordinatorState<P>,
+  block: ProposedBlock<P>,
+  assigned: Int32Array,
+  out: Array<CoordinatorOutput<P>>,
+  placement?: Int32Array
+): void => {
+  const byWorker = new Map<number, Array<StatelessTaskData<P>>>()
+  for (let t = 0; t < block.txs.length; t++) {
+    const tx = block.txs[t]!
+    const w = assigned[t]!
+    const planned = placement === undefined ? w : placement[t]!
+    const pushTo = planned === w ? 0 : planned
+    if (pushTo !== 0) s.statelessAt.set(tx.id, w + pushTo * OWNER_CODES)
     let tasks = byWorker.get(w)
     if (tasks === undefined) {
       tasks = []
       byWorker.set(w, tasks)
     }
-    tasks.push({ tx, proposal: block.proposal })
+    tasks.push({ tx, proposal: block.proposal, pushTo: pushTo === 0 ? "" : s.registry.idOf(pushTo) })
   }
   for (const [w, tasks] of byWorker) {
     out.push({ _tag: "SendStateless", worker: s.registry.idOf(w), incarnation: s.registry.incarnationOf(w), tasks })
   }
+}
+
+const dispatchStateless = <P>(s: CoordinatorState<P>, block: ProposedBlock<P>, out: Array<CoordinatorOutput<P>>) => {
+  const assigned = assignStateless(s, block)
+  if (assigned !== undefined) sendStateless(s, block, assigned, out)
+}
+
+/** Sends a proposal's stateless parts held back for its plan, pushing each token where `placement` puts it. */
+const releaseStateless = <P>(
+  s: CoordinatorState<P>,
+  proposal: Proposal<P>,
+  placement: Int32Array,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  if (proposal.stateless === undefined) return
+  sendStateless(s, proposal.block, proposal.stateless, out, placement)
+  proposal.stateless = undefined
 }
 
 // ---- stateful dispatch --------------------------------------------------------------------------------------
@@ -447,12 +511,20 @@ const dispatchPlan = <P>(
       sources[i - from] = sourceName(s, plan.sources[i]!)
     }
     let tokenSource: WorkerId | "" = ""
+    let tokenPushed = false
     if (separation === "coordinator") {
       const at = s.statelessAt.get(tx.id)
       if (at !== undefined) {
-        // A token held by a restarted incarnation is gone: the stateful worker runs the check itself.
-        if (!s.registry.isRetired(at)) tokenSource = s.registry.idOf(at)
         s.statelessAt.delete(tx.id)
+        const holder = at % OWNER_CODES
+        const pushedTo = (at - holder) / OWNER_CODES
+        // Pushed to another worker than this one (the plan changed): it is fetched from there.
+        const from = pushedTo === 0 || pushedTo === w ? holder : pushedTo
+        // A token held by a restarted incarnation is gone: the stateful worker runs the check itself.
+        if (!s.registry.isRetired(from)) {
+          tokenSource = s.registry.idOf(from)
+          tokenPushed = pushedTo === w
+        }
       }
     }
     const weight = statefulWeight(tx)
@@ -469,6 +541,7 @@ const dispatchPlan = <P>(
       versions,
       sources,
       tokenSource,
+      tokenPushed,
       combined: separation === "none",
       watermark: s.inflight.watermark,
       height
@@ -563,6 +636,8 @@ const commitBlock = <P>(
   if (s.pending.length === 0) s.scheduler.resync()
   else if (!adopted) replanPending(s, out)
   out.push({ _tag: "Committed", proposal: block.proposal, height, firstSeq: s.inflight.next, txs: block.txs, adopted })
+  // Held back for a plan that never came (none was made in the window): the committed plan says where.
+  releaseStateless(s, proposal, plan.placement, out)
   if (statelessPostCommit) {
     dispatchStateless(s, { ...block, txs: block.txs.filter((tx) => !s.statelessAt.has(tx.id)) }, out)
   }
@@ -671,9 +746,17 @@ export const stepCoordinator = <P>(
       break
     case "Propose": {
       s.stats.proposals++
-      const proposal: Proposal<P> = { block: input.block, keyed: keyedBlock(input.block.txs, s.keys), plan: undefined }
+      const proposal: Proposal<P> = {
+        block: input.block,
+        keyed: keyedBlock(input.block.txs, s.keys),
+        plan: undefined,
+        stateless: undefined
+      }
       s.pending.push(proposal)
-      if (s.params.statelessTiming === "pre-consensus") dispatchStateless(s, input.block, out)
+      if (s.params.statelessTiming === "pre-consensus") {
+        if (statelessWaitsForPlan(s)) proposal.stateless = assignStateless(s, input.block)
+        else dispatchStateless(s, input.block, out)
+      }
       break
     }
     case "Plan":
@@ -707,7 +790,16 @@ export const stepCoordinator = <P>(
       const [proposal] = s.pending.splice(index, 1)
       s.stats.rejected++
       // Their stateless parts still run (the workers' reports take them off the load); the tokens are unused.
-      for (const tx of proposal!.block.txs) s.statelessAt.delete(tx.id)
+      // Parts held back for a plan never went out: their load comes off here.
+      const held = proposal!.stateless
+      const txs = proposal!.block.txs
+      for (let t = 0; t < txs.length; t++) {
+        s.statelessAt.delete(txs[t]!.id)
+        if (held !== undefined) {
+          const w = held[t]!
+          s.statelessLoad[w] = Math.max(0, s.statelessLoad[w]! - statelessWeight(txs[t]!))
+        }
+      }
       if (proposal!.plan !== undefined) {
         discardPlans(s)
         replanPending(s, out)

@@ -43,6 +43,7 @@ const task = (
   versions,
   sources,
   tokenSource: "",
+  tokenPushed: false,
   combined: true,
   watermark: 1,
   height: 1,
@@ -171,7 +172,7 @@ describe("stateless tasks and validation tokens (§4.3)", () => {
     const w = worker("w3")
     const started1 = stepWorker(w, {
       _tag: "Stateless",
-      tasks: [{ tx: tx("a", ["k"], ["k"], { statelessCostUs: 50 }), proposal: 1 }]
+      tasks: [{ tx: tx("a", ["k"], ["k"], { statelessCostUs: 50 }), proposal: 1, pushTo: "" }]
     })
     expect(started1).toMatchObject([{ _tag: "StartUnit", costUs: 50, verify: "a" }])
     expect(stepWorker(w, { _tag: "TokenRequest", txId: "a", requester: "w1" })).toEqual([])
@@ -192,13 +193,59 @@ describe("stateless tasks and validation tokens (§4.3)", () => {
     expect(started(stepWorker(w, { _tag: "TokenArrived", txId: "a", valid: true }))).toHaveLength(1)
   })
 
+  it("pushes the token to the planned worker, which runs its task on arrival without asking", () => {
+    const s3 = worker("w3")
+    const check = stepWorker(s3, {
+      _tag: "Stateless",
+      tasks: [{ tx: tx("a", ["k"], ["k"], { statelessCostUs: 50 }), proposal: 1, pushTo: "w1" }]
+    })
+    const pushed = stepWorker(s3, { _tag: "UnitDone", unit: started(check)[0]!, valid: false })
+    expect(pushed).toContainEqual({ _tag: "SendToken", to: "w1", txId: "a", valid: false })
+    expect(s3.tokens.size).toBe(0)
+    // The token reaches w1 before its task (the consensus window): kept, then used at once.
+    const w = worker("w1")
+    expect(stepWorker(w, { _tag: "TokenArrived", txId: "a", valid: false })).toEqual([])
+    const pushedTask = task(1, tx("a", ["k"]), [0], [GENESIS_SOURCE], {
+      combined: false,
+      tokenSource: "w3",
+      tokenPushed: true
+    })
+    const out = stepWorker(w, { _tag: "Stateful", tasks: [pushedTask] })
+    expect(tags(out)).toEqual(["StartUnit"])
+    const done = stepWorker(w, { _tag: "UnitDone", unit: started(out)[0]!, valid: true })
+    expect(done).toContainEqual(expect.objectContaining({ _tag: "Completed", status: "invalid-signature" }))
+  })
+
+  it("a pushed token that does not come is computed locally after the retry delay, never asked for", () => {
+    const w = worker("w1")
+    const pushedTask = task(1, tx("a", ["k"]), [0], [GENESIS_SOURCE], {
+      combined: false,
+      tokenSource: "w3",
+      tokenPushed: true
+    })
+    expect(stepWorker(w, { _tag: "Stateful", tasks: [pushedTask] })).toEqual([])
+    expect(stepWorker(w, { _tag: "Tick", nowMs: 50 })).toEqual([])
+    const retry = stepWorker(w, { _tag: "Tick", nowMs: 150 })
+    expect(retry).toMatchObject([{ _tag: "StartUnit", verify: "a" }])
+    const ran = stepWorker(w, { _tag: "UnitDone", unit: started(retry)[0]!, valid: true })
+    expect(started(ran)).toHaveLength(1)
+  })
+
+  it("a token pushed to a worker the plan no longer uses is forwarded to the one that asks", () => {
+    const w = worker("w1")
+    expect(stepWorker(w, { _tag: "TokenRequest", txId: "a", requester: "w2" })).toEqual([])
+    expect(stepWorker(w, { _tag: "TokenArrived", txId: "a", valid: true })).toEqual([
+      { _tag: "SendToken", to: "w2", txId: "a", valid: true }
+    ])
+  })
+
   it("virtual cores: at most `cores` units at once, stateful work ahead of stateless checks", () => {
     const w = worker("w1", 1)
     stepWorker(w, {
       _tag: "Stateless",
       tasks: [
-        { tx: tx("s1", ["p"]), proposal: 1 },
-        { tx: tx("s2", ["q"]), proposal: 1 }
+        { tx: tx("s1", ["p"]), proposal: 1, pushTo: "" },
+        { tx: tx("s2", ["q"]), proposal: 1, pushTo: "" }
       ]
     })
     expect(w.running.size).toBe(1)

@@ -207,14 +207,17 @@ export interface WorkerState<P> {
   /** Object requests sent and not answered. */
   readonly fetching: Map<string, Pending>
   readonly tasks: Map<number, Task<P>>
-  /** Validation tokens computed here and not claimed yet. */
+  /** Validation tokens computed here (or pushed here ahead of their task) and not claimed yet. */
   readonly tokens: Map<string, { readonly valid: boolean; readonly atMs: number }>
   /** Stateless checks queued or running here. */
   readonly checking: Set<string>
   /** Local tasks waiting for a token, and peers that asked for one not computed yet. */
   readonly tokenWaiters: Map<string, number>
   readonly tokenRequesters: Map<string, WorkerId>
-  readonly tokenFetching: Map<string, { readonly to: WorkerId; sentAtMs: number }>
+  /** Where to push a token once computed here: the worker the coordinator's plan runs its stateful part on. */
+  readonly pushTargets: Map<string, WorkerId>
+  /** Tokens asked for, or (`pushed`) announced as pushed here: one not here after retryAfterMs is computed here. */
+  readonly tokenFetching: Map<string, { readonly to: WorkerId; sentAtMs: number; readonly pushed: boolean }>
   /** Units ready for a core: stateful work first (it is on the dependency chain), then stateless checks. */
   readonly urgent: Deque<Unit<P>>
   readonly background: Deque<Unit<P>>
@@ -248,6 +251,7 @@ export const createWorker = <P>(params: WorkerParams<P>): WorkerState<P> => ({
   checking: new Set(),
   tokenWaiters: new Map(),
   tokenRequesters: new Map(),
+  pushTargets: new Map(),
   tokenFetching: new Map(),
   urgent: new Deque(),
   background: new Deque(),
@@ -360,6 +364,24 @@ const enqueueCheck = <P>(s: WorkerState<P>, tx: TxMeta<P>): void => {
   })
 }
 
+/**
+ * A stateless task: run the check (once per transaction here), and push its token to `pushTo` when it is not
+ * this worker. A later proposal of the same transaction (its first was rejected) names the current plan's worker:
+ * the newest target wins, and a token already here goes to it now.
+ */
+const onStatelessTask = <P>(s: WorkerState<P>, tx: TxMeta<P>, pushTo: WorkerId | "", out: Out<P>): void => {
+  if (pushTo !== "" && pushTo !== s.params.self) {
+    const token = s.tokens.get(tx.id)
+    if (token !== undefined) {
+      s.tokens.delete(tx.id)
+      out.push({ _tag: "SendToken", to: pushTo, txId: tx.id, valid: token.valid })
+      return
+    }
+    s.pushTargets.set(tx.id, pushTo)
+  }
+  enqueueCheck(s, tx)
+}
+
 const isDuplicate = <P>(s: WorkerState<P>, seq: number): boolean => {
   if (seq < s.watermark || s.received.has(seq)) return true
   s.received.add(seq)
@@ -410,24 +432,23 @@ const registerStateful = <P>(s: WorkerState<P>, data: StatefulIn<P>, out: Out<P>
   for (const key of initial) offer(s, key, 0, s.params.genesis(key), out)
   if (!data.combined) {
     const txId = data.tx.id
-    if (data.tokenSource === "") {
-      s.tokenWaiters.set(txId, data.seq)
-      enqueueCheck(s, data.tx)
-    } else if (data.tokenSource === self) {
-      const token = s.tokens.get(txId)
-      if (token !== undefined) {
-        s.tokens.delete(txId)
-        task.tokenKnown = true
-        task.valid = token.valid
-      } else {
-        s.tokenWaiters.set(txId, data.seq)
-        // The stateless task may have been lost with a rejected proposal's dispatch: run it if it is not here.
-        if (!s.checking.has(txId)) enqueueCheck(s, data.tx)
-      }
+    // Computed here, or pushed here (perhaps for an earlier proposal of it): whoever was to hold it, it is here.
+    const token = s.tokens.get(txId)
+    if (token !== undefined) {
+      s.tokens.delete(txId)
+      task.tokenKnown = true
+      task.valid = token.valid
     } else {
       s.tokenWaiters.set(txId, data.seq)
-      s.tokenFetching.set(txId, { to: data.tokenSource, sentAtMs: s.nowMs })
-      out.push({ _tag: "RequestToken", to: data.tokenSource, txId })
+      if (data.tokenSource === "" || data.tokenSource === self) {
+        // The stateless task may have been lost with a rejected proposal's dispatch: run it if it is not here.
+        enqueueCheck(s, data.tx)
+      } else if (data.tokenPushed) {
+        s.tokenFetching.set(txId, { to: data.tokenSource, sentAtMs: s.nowMs, pushed: true })
+      } else {
+        s.tokenFetching.set(txId, { to: data.tokenSource, sentAtMs: s.nowMs, pushed: false })
+        out.push({ _tag: "RequestToken", to: data.tokenSource, txId })
+      }
     }
   }
   readyCheck(s, task)
@@ -479,8 +500,17 @@ const finishStateful = <P>(s: WorkerState<P>, task: Task<P>, valid: boolean, out
 
 // ---- tokens -------------------------------------------------------------------------------------------------
 
-/** A token this worker computed: to its local task, to the peer that asked, or kept until one does. */
-const tokenComputed = <P>(s: WorkerState<P>, txId: string, valid: boolean, out: Out<P>): void => {
+/**
+ * A token computed here or pushed here: to its local task, to the peer that asked, pushed on to the worker the
+ * plan named (`pushTo`), or kept until one of them shows up.
+ */
+const tokenComputed = <P>(
+  s: WorkerState<P>,
+  txId: string,
+  valid: boolean,
+  pushTo: WorkerId | "",
+  out: Out<P>
+): void => {
   const seq = s.tokenWaiters.get(txId)
   if (seq !== undefined) {
     tokenFor(s, txId, seq, valid)
@@ -490,6 +520,10 @@ const tokenComputed = <P>(s: WorkerState<P>, txId: string, valid: boolean, out: 
   if (requester !== undefined) {
     s.tokenRequesters.delete(txId)
     out.push({ _tag: "SendToken", to: requester, txId, valid })
+    return
+  }
+  if (pushTo !== "") {
+    out.push({ _tag: "SendToken", to: pushTo, txId, valid })
     return
   }
   s.tokens.set(txId, { valid, atMs: s.nowMs })
@@ -551,6 +585,7 @@ const planSymmetric = <P>(s: WorkerState<P>, out: Out<P>): void => {
           versions,
           sources,
           tokenSource: "",
+          tokenPushed: false,
           combined: true,
           watermark: b.watermark,
           height: b.height,
@@ -570,12 +605,15 @@ const onUnitDone = <P>(s: WorkerState<P>, id: number, valid: boolean, out: Out<P
   if (unit === undefined) return
   s.running.delete(id)
   switch (unit.kind) {
-    case "stateless":
+    case "stateless": {
       s.checking.delete(unit.txId)
       s.stats.statelessRun++
       out.push({ _tag: "StatelessDone", costUs: unit.costUs })
-      tokenComputed(s, unit.txId, valid, out)
+      const pushTo = s.pushTargets.get(unit.txId) ?? ""
+      s.pushTargets.delete(unit.txId)
+      tokenComputed(s, unit.txId, valid, pushTo, out)
       break
+    }
     case "stateful": {
       const task = s.tasks.get(unit.seq)
       if (task !== undefined) finishStateful(s, task, unit.verify === undefined ? task.valid : valid, out)
@@ -663,9 +701,12 @@ const onTick = <P>(s: WorkerState<P>, nowMs: number, out: Out<P>): void => {
   }
   for (const [txId, pending] of s.tokenFetching) {
     if (pending.sentAtMs > retryBefore) continue
-    pending.sentAtMs = nowMs
     s.stats.retries++
-    out.push({ _tag: "RequestToken", to: pending.to, txId })
+    // Not pushed or answered in time (a lost message, a holder that restarted, a token pushed for a plan that
+    // changed): the check is deterministic, so run it here rather than wait on a holder that may never have it.
+    s.tokenFetching.delete(txId)
+    const task = s.tasks.get(s.tokenWaiters.get(txId) ?? -1)
+    if (task !== undefined) enqueueCheck(s, task.data.tx)
   }
   const expired = nowMs - s.params.tokenTtlMs
   for (const [txId, token] of s.tokens) {
@@ -682,7 +723,7 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
       onTick(s, input.nowMs, out)
       break
     case "Stateless":
-      for (const t of input.tasks) enqueueCheck(s, t.tx)
+      for (const t of input.tasks) onStatelessTask(s, t.tx, t.pushTo, out)
       break
     case "Stateful":
       for (const t of input.tasks) registerStateful(s, t, out)
@@ -720,11 +761,13 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
       } else s.tokenRequesters.set(input.txId, input.requester)
       break
     }
-    case "TokenArrived": {
-      const seq = s.tokenWaiters.get(input.txId)
-      if (seq !== undefined) tokenFor(s, input.txId, seq, input.valid)
+    case "TokenArrived":
+      // Asked for, or pushed here by the worker that computed it (perhaps ahead of its task). One being computed
+      // here as well (the push was late) is kept once.
+      if (s.tokenWaiters.has(input.txId) || !s.checking.has(input.txId)) {
+        tokenComputed(s, input.txId, input.valid, "", out)
+      }
       break
-    }
   }
   pump(s, out)
   return out

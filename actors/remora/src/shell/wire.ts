@@ -3,6 +3,8 @@
  * A task carries its keys, write bits and costs, so a worker never re-admits a transaction: it only decodes
  * the body when it runs the contract.
  */
+
+import { type BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire"
 import type {
   Completion,
   StatefulTask,
@@ -16,6 +18,8 @@ import {
   PeekObjectRequest,
   StateDigest,
   StateDigestRequest,
+  StatefulTask as StatefulTaskMessage,
+  StatelessTask as StatelessTaskMessage,
   TransactionBody,
   Transaction as TransactionMessage,
   TxStatus
@@ -27,6 +31,13 @@ import { admit, keyLayout } from "../tx/transaction.js"
 import { asBuffer } from "../workload/generators.js"
 
 export type RemoraTx = TxMeta<Transaction>
+
+/** A message codec as ts-proto generates them (the kernel's Codec): type name, encode into a writer, decode. */
+export interface MessageCodec<A> {
+  readonly $type: string
+  encode(message: A, writer?: BinaryWriter): BinaryWriter
+  decode(input: BinaryReader | Uint8Array, length?: number): A
+}
 
 /**
  * The encoding of a transaction, made once and kept (a transaction goes out in its stateless task and in its
@@ -67,14 +78,68 @@ export const workerTx = (bytes: Uint8Array): RemoraTx | string => {
   }
 }
 
+/** A uint64 field's varint for a value below 2^53: a uint32 varint below 2^32 (the same bytes, no BigInt). */
+const writeUint = (w: BinaryWriter, value: number): BinaryWriter =>
+  value <= 0xffffffff ? w.uint32(value) : w.uint64(value)
+
+/**
+ * The sending side of StatelessTask straight from the core's task: the same bytes as
+ * `StatelessTask.encode(statelessToWire(t))`, without the wire object in between (the dispatch hot path).
+ */
+export const statelessTaskCodec: MessageCodec<StatelessTaskData<Transaction>> = {
+  $type: StatelessTaskMessage.$type,
+  encode(t, w = new BinaryWriter()) {
+    w.uint32(10).bytes(encodedTransaction(t.tx.payload))
+    if (t.proposal !== 0) writeUint(w.uint32(32), t.proposal)
+    if (t.pushTo !== "") w.uint32(42).string(t.pushTo)
+    return w
+  },
+  decode(input, length) {
+    const t = statelessFromWire(StatelessTaskMessage.decode(input, length))
+    if (typeof t === "string") throw new Error(t)
+    return t
+  }
+}
+
+/**
+ * The sending side of StatefulTask straight from the core's task, for one batch (its trace context and the
+ * incarnation it is for): the same bytes as `StatefulTask.encode(statefulToWire(t, traceparent, incarnation))`.
+ */
+export const statefulTaskCodec = (
+  traceparent: string,
+  incarnation: string
+): MessageCodec<StatefulTaskData<Transaction>> => ({
+  $type: StatefulTaskMessage.$type,
+  encode(t, w = new BinaryWriter()) {
+    if (t.seq !== 0) writeUint(w.uint32(8), t.seq)
+    w.uint32(18).bytes(encodedTransaction(t.tx.payload))
+    for (const v of t.versions) writeUint(w.uint32(40), v)
+    for (const source of t.sources) w.uint32(50).string(source)
+    if (t.tokenSource !== "") w.uint32(58).string(t.tokenSource)
+    if (t.tokenPushed) w.uint32(128).bool(true)
+    if (t.watermark !== 0) writeUint(w.uint32(64), t.watermark)
+    if (t.combined) w.uint32(96).bool(true)
+    if (traceparent !== "") w.uint32(106).string(traceparent)
+    if (t.height !== 0) writeUint(w.uint32(112), t.height)
+    if (incarnation !== "") w.uint32(122).string(incarnation)
+    return w
+  },
+  decode(input, length) {
+    const t = statefulFromWire(StatefulTaskMessage.decode(input, length))
+    if (typeof t === "string") throw new Error(t)
+    return t
+  }
+})
+
 export const statelessToWire = (t: StatelessTaskData<Transaction>): StatelessTask => ({
   transaction: asBuffer(encodedTransaction(t.tx.payload)),
-  proposal: t.proposal
+  proposal: t.proposal,
+  pushTo: t.pushTo
 })
 
 export const statelessFromWire = (m: StatelessTask): StatelessTaskData<Transaction> | string => {
   const tx = workerTx(m.transaction)
-  return typeof tx === "string" ? tx : { proposal: m.proposal, tx }
+  return typeof tx === "string" ? tx : { proposal: m.proposal, tx, pushTo: m.pushTo }
 }
 
 export const statefulToWire = (
@@ -88,6 +153,7 @@ export const statefulToWire = (
   versions: t.versions as Array<number>,
   sources: t.sources as Array<string>,
   tokenSource: t.tokenSource,
+  tokenPushed: t.tokenPushed,
   watermark: t.watermark,
   combined: t.combined,
   traceparent,
@@ -107,6 +173,7 @@ export const statefulFromWire = (m: StatefulTask): StatefulIn<Transaction> | str
     versions: m.versions,
     sources: m.sources,
     tokenSource: m.tokenSource,
+    tokenPushed: m.tokenPushed,
     combined: m.combined,
     watermark: m.watermark,
     height: m.height,

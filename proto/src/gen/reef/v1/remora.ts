@@ -259,14 +259,19 @@ export interface Rejection {
 }
 
 /**
- * Run the stateless part (signature check) of a proposed transaction; keep its validation token until the
- * worker running the stateful part asks for it (TokenRequest), or use it locally.
+ * Run the stateless part (signature check) of a proposed transaction; push its validation token to push_to, or
+ * keep it until the worker running the stateful part asks for it (TokenRequest), or use it locally.
  */
 export interface StatelessTask {
   /** An encoded Transaction, as admitted (its id and synthetic cost are in the body). */
   transaction: Buffer;
   /** The coordinator's proposal that carried it. */
   proposal: number;
+  /**
+   * The worker the consensus window's plan gives the stateful part: push the token there (a TokenReply nobody
+   * asked for) as soon as it is computed. Empty: keep it until asked.
+   */
+  pushTo: string;
 }
 
 /**
@@ -290,6 +295,8 @@ export interface StatefulTask {
   sources: string[];
   /** Where the validation token is: a worker id, or "" when this worker runs the stateless part itself. */
   tokenSource: string;
+  /** token_source pushes the token here unasked (the window's plan was adopted): wait for it instead of asking. */
+  tokenPushed: boolean;
   /** Every transaction with seq < watermark has completed: the worker forgets them (duplicate filter bound). */
   watermark: number;
   /** Run the stateless part as part of the stateful task (no separation) instead of as its own task. */
@@ -1724,7 +1731,7 @@ export const Rejection: MessageFns<Rejection, "reef.v1.Rejection"> = {
 };
 
 function createBaseStatelessTask(): StatelessTask {
-  return { transaction: Buffer.alloc(0), proposal: 0 };
+  return { transaction: Buffer.alloc(0), proposal: 0, pushTo: "" };
 }
 
 export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> = {
@@ -1736,6 +1743,9 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
     }
     if (message.proposal !== 0) {
       writer.uint32(32).uint64(message.proposal);
+    }
+    if (message.pushTo !== "") {
+      writer.uint32(42).string(message.pushTo);
     }
     return writer;
   },
@@ -1769,6 +1779,14 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
             message.proposal = longToNumber(reader.uint64());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.pushTo = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1785,6 +1803,11 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
     return {
       transaction: isSet(object.transaction) ? Buffer.from(bytesFromBase64(object.transaction)) : Buffer.alloc(0),
       proposal: isSet(object.proposal) ? globalThis.Number(object.proposal) : 0,
+      pushTo: isSet(object.pushTo)
+        ? globalThis.String(object.pushTo)
+        : isSet(object.push_to)
+        ? globalThis.String(object.push_to)
+        : "",
     };
   },
 
@@ -1796,6 +1819,9 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
     if (message.proposal !== 0) {
       obj.proposal = Math.round(message.proposal);
     }
+    if (message.pushTo !== "") {
+      obj.pushTo = message.pushTo;
+    }
     return obj;
   },
 
@@ -1806,6 +1832,7 @@ export const StatelessTask: MessageFns<StatelessTask, "reef.v1.StatelessTask"> =
     const message = createBaseStatelessTask();
     message.transaction = object.transaction ?? Buffer.alloc(0);
     message.proposal = object.proposal ?? 0;
+    message.pushTo = object.pushTo ?? "";
     return message;
   },
 };
@@ -1817,6 +1844,7 @@ function createBaseStatefulTask(): StatefulTask {
     versions: [],
     sources: [],
     tokenSource: "",
+    tokenPushed: false,
     watermark: 0,
     combined: false,
     traceparent: "",
@@ -1843,6 +1871,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.tokenSource !== "") {
       writer.uint32(58).string(message.tokenSource);
+    }
+    if (message.tokenPushed !== false) {
+      writer.uint32(128).bool(message.tokenPushed);
     }
     if (message.watermark !== 0) {
       writer.uint32(64).uint64(message.watermark);
@@ -1925,6 +1956,14 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
             message.tokenSource = reader.string();
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.tokenPushed = reader.bool();
+            continue;
+          }
           case 8: {
             if (tag !== 64) {
               break;
@@ -1988,6 +2027,11 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
         : isSet(object.token_source)
         ? globalThis.String(object.token_source)
         : "",
+      tokenPushed: isSet(object.tokenPushed)
+        ? globalThis.Boolean(object.tokenPushed)
+        : isSet(object.token_pushed)
+        ? globalThis.Boolean(object.token_pushed)
+        : false,
       watermark: isSet(object.watermark) ? globalThis.Number(object.watermark) : 0,
       combined: isSet(object.combined) ? globalThis.Boolean(object.combined) : false,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
@@ -2012,6 +2056,9 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.tokenSource !== "") {
       obj.tokenSource = message.tokenSource;
+    }
+    if (message.tokenPushed !== false) {
+      obj.tokenPushed = message.tokenPushed;
     }
     if (message.watermark !== 0) {
       obj.watermark = Math.round(message.watermark);
@@ -2041,6 +2088,7 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     message.versions = object.versions?.map((e) => e) || [];
     message.sources = object.sources?.map((e) => e) || [];
     message.tokenSource = object.tokenSource ?? "";
+    message.tokenPushed = object.tokenPushed ?? false;
     message.watermark = object.watermark ?? 0;
     message.combined = object.combined ?? false;
     message.traceparent = object.traceparent ?? "";
