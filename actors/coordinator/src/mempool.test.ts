@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto"
 import { RejectReason, TransactionBody, YcsbRmw } from "@reef/proto"
 import { fakeSigner } from "@reef/remora"
 import { describe, expect, it } from "vitest"
+import { blockDigest } from "./coordinator-driver.js"
 import { defaultMempoolLimits, Mempool } from "./mempool.js"
 import { ReceiptBook } from "./receipts.js"
 
@@ -46,12 +48,13 @@ describe("receipts", () => {
     expect(book.lookup("a")).toBe("pending")
     expect(book.wait("a", (r) => heard.push(`second ${r.txId}`))).toBe(true)
     expect(book.wait("zz", () => {})).toBe(false)
-    book.committed("a", 3, "digest", 2)
     const r = book.complete({
       txId: "a",
       status: 1,
       seq: 7,
       height: 3,
+      blockDigest: "digest",
+      committedAtMs: 2,
       worker: "w1",
       leaseTransfers: 0,
       detail: "",
@@ -60,5 +63,16 @@ describe("receipts", () => {
     expect(r).toMatchObject({ acceptedAtMs: 1, committedAtMs: 2, blockDigest: "digest", seq: 7 })
     expect(heard).toEqual(["first a", "second a"])
     expect(book.lookup("a")).toEqual(r)
+  })
+})
+
+describe("block digest", () => {
+  it("is SHA-256 over each transaction's id, a NUL and its signature, in block order", () => {
+    const pool = new Mempool(defaultMempoolLimits)
+    for (const id of ["a", "bé", "c"]) pool.submit(tx(id, `ycsb/${id.length}`))
+    const txs = pool.take(3)
+    const h = createHash("sha256")
+    for (const t of txs) h.update(t.id).update("\u0000").update(t.payload.signature)
+    expect(blockDigest(txs)).toBe(h.digest("hex"))
   })
 })

@@ -20,11 +20,23 @@ const ENTRY_PAYLOAD_TAG = (2 << 3) | 2
 const utf8 = new TextEncoder()
 const utf8Decoder = new TextDecoder()
 
-/** The bytes every entry of a batch of `type` starts with: the type field and the payload's tag. */
+/** The bytes every entry of a batch of `type` starts with: the type field and the payload's tag (by type). */
+const entryHeads = new Map<string, Uint8Array>()
 const entryHead = (type: string): Uint8Array => {
-  const name = utf8.encode(type)
-  return new BinaryWriter().uint32(ENTRY_TYPE_TAG).bytes(name).uint32(ENTRY_PAYLOAD_TAG).finish()
+  let head = entryHeads.get(type)
+  if (head === undefined) {
+    head = new BinaryWriter().uint32(ENTRY_TYPE_TAG).bytes(utf8.encode(type)).uint32(ENTRY_PAYLOAD_TAG).finish()
+    entryHeads.set(type, head)
+  }
+  return head
 }
+
+/**
+ * One writer for every batch: `finish()` hands out a copy and keeps the buffer, so a batch is written into room
+ * grown once instead of a buffer doubled from 128 bytes (and copied each time) per batch. Encoding is
+ * synchronous, so batches never interleave in it.
+ */
+const batchWriter = new BinaryWriter()
 
 /**
  * Encodes an EnvelopeBatch of `messages` in one pass: each entry's payload is written in place as a
@@ -32,11 +44,16 @@ const entryHead = (type: string): Uint8Array => {
  */
 export const encodeBatch = <A>(codec: Codec<A>, messages: ReadonlyArray<A>): Uint8Array => {
   const head = entryHead(codec.$type)
-  const writer = new BinaryWriter()
-  for (const message of messages) {
-    writer.uint32(BATCH_ENTRIES_TAG).fork().raw(head).fork()
-    codec.encode(message, writer)
-    writer.join().join()
+  const writer = batchWriter
+  try {
+    for (const message of messages) {
+      writer.uint32(BATCH_ENTRIES_TAG).fork().raw(head).fork()
+      codec.encode(message, writer)
+      writer.join().join()
+    }
+  } catch (e) {
+    writer.finish() // drop what the failed batch wrote and its open forks
+    throw e
   }
   return writer.finish()
 }

@@ -18,6 +18,8 @@ export {
   rpc
 } from "./actor.js"
 export { type ActorRef, PingRpc, type SpawnOptions, spawn } from "./actor-runtime.js"
+/** The wire form of `tellMany` (benchmarks encode batches exactly as the messenger does). */
+export { encodeBatch } from "./batch-codec.js"
 export {
   Bus,
   type BusEvent,

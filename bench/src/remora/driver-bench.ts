@@ -1,11 +1,11 @@
 /**
  * Fig. 11's dispatch path without the network: the coordinator's driver (mempool, core, wire encoding of every
- * task) in this process, its batched tells encoded but not published, consensus decided by hand. Set against
+ * task) in this process, its batched tells encoded as the kernel does (encodeBatch) but not published, consensus decided by hand. Set against
  * the same burst over NATS (experiment.ts), it says what the messaging costs. Best of a few bursts, per
  * CPU-second, after a warm-up burst (a cold JIT is not the coordinator's rate).
  */
 import { CoordinatorDriver, type Decision, defaultCoordinatorOptions } from "@reef/coordinator"
-import { type Codec, encodeMessage } from "@reef/kernel"
+import { type Codec, encodeBatch } from "@reef/kernel"
 import type { Transaction } from "@reef/proto"
 import {
   bodySource,
@@ -64,7 +64,7 @@ export const driverSweep = (
         },
         {
           tellWorker: <A>(_worker: string, codec: Codec<A>, messages: ReadonlyArray<A>) => {
-            for (const m of messages) encodeMessage(codec, m)
+            encodeBatch(codec, messages)
           },
           spans: new SpanRecorder(undefined, false),
           warn: () => {}
