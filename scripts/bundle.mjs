@@ -71,7 +71,10 @@ const isCommonJs = (path) => {
   for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
     if (!packageTypes.has(dir)) {
       const manifest = join(dir, "package.json")
-      packageTypes.set(dir, existsSync(manifest) ? (JSON.parse(readFileSync(manifest, "utf8")).type ?? "commonjs") : null)
+      packageTypes.set(
+        dir,
+        existsSync(manifest) ? (JSON.parse(readFileSync(manifest, "utf8")).type ?? "commonjs") : null
+      )
     }
     const type = packageTypes.get(dir)
     if (type !== null) return type !== "module"

@@ -152,6 +152,25 @@ describe("POPUC instance (Alg. 2)", () => {
     })
   })
 
+  it("a catch-up that would make it quit waits for the round's timer instead, holding the message (a stall)", () => {
+    // p0 heard nobody in round 1 yet (the whole machine stalled): p1's round 2 arrives first.
+    const s = stepInstance(create("p0", ids(3)), { _tag: "Start" }).state
+    const held = stepInstance(s, { _tag: "Receive", from: "p1", msg: msg(2, [proposalOf("p1")], ["p1"]) })
+    expect(held.state.status).toBe("running")
+    expect(held.state.round).toBe(1)
+    expect(held.out).toEqual([])
+    // The round-1 messages still on their way arrive; the timer closes round 1 and replays what it held.
+    let t = stepInstance(held.state, { _tag: "Receive", from: "p1", msg: msg(1, [proposalOf("p1")]) }).state
+    t = stepInstance(t, { _tag: "Receive", from: "p2", msg: msg(1, [proposalOf("p2")]) }).state
+    const closed = stepInstance(t, { _tag: "RoundTimeout", round: 1 })
+    expect(closed.state.round).toBe(2)
+    expect(closed.state.suspect.size).toBe(0)
+    expect([...closed.state.locked].sort()).toEqual(["p0", "p1"])
+    // Nothing else came: at the timer it quits, as it would have.
+    const quits = stepInstance(held.state, { _tag: "RoundTimeout", round: 1 })
+    expect(quits.state.status).toBe("crashed")
+  })
+
   it("p_i can only receive messages from processes which are at most one round ahead of it", () => {
     const s = stepInstance(create("p0", ids(3)), { _tag: "Start" }).state
     const early = stepInstance(s, { _tag: "Receive", from: "p1", msg: msg(3, [proposalOf("p1")]) })

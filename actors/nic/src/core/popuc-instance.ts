@@ -352,6 +352,7 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
   if (msg.round === s.round + 1) {
     // Catch-up: "if r_j = r_i + 1 then end r_i, start r_j, continue below". Never more than one round.
     const closed = closeRound(s, "catchUp")
+    if (closed.state.status === "crashed" && s.round >= 1) return holdForTimer(s, from, msg)
     if (closed.state.status !== "running") return closed
     state = closed.state
     out = closed.out
@@ -361,6 +362,17 @@ const onReceive = (received: InstanceState, from: ProcessId, msg: RoundMsg): Ins
   if (msg.round !== state.round || excluded) return { state: countDrop(state), out }
   return { state: merge(state, from, msg), out }
 }
+
+/**
+ * A catch-up that would make this process quit (more than t peers unheard this round) waits for the round's
+ * timer instead, the message held like a `closeOnAllHeard` one: after a stall of the whole machine the first
+ * peer to resume sends its next round while the others' messages of this one are still on their way, and
+ * closing at once would quit a correct process (the simulator's shell-stall). Holding a message only delays
+ * it, which safety never depends on (App. A, Observation A.1); at the timer the round closes as it would have
+ * (the shell's stall graces apply), with whatever arrived meanwhile.
+ */
+const holdForTimer = (s: InstanceState, from: ProcessId, msg: RoundMsg): InstanceStep =>
+  s.held.some((m) => m.from === from) ? none(countDrop(s)) : none({ ...s, held: [...s.held, { from, msg }] })
 
 /**
  * Is `p` waited for by `closeOnAllHeard`: not reported gone since last heard from, and not silent in the
