@@ -18,6 +18,11 @@ export interface DecisionLogLimits {
   readonly maxBytes?: number
 }
 
+export interface LoggedDecision {
+  readonly instance: number
+  readonly values: ReadonlyArray<Value>
+}
+
 interface Entry {
   readonly values: ReadonlyArray<Value>
   readonly bytes: number
@@ -77,12 +82,9 @@ export class DecisionLog {
    * The first decisions from `from` on that fit in `maxBytes` (at least one): what a reply carries when all of
    * them would not fit one (the asker asks again for the rest). Undefined when `from` is older than the window.
    */
-  prefix(
-    from: number,
-    maxBytes: number
-  ): ReadonlyArray<{ readonly instance: number; readonly values: ReadonlyArray<Value> }> | undefined {
+  prefix(from: number, maxBytes: number): ReadonlyArray<LoggedDecision> | undefined {
     if (from < this.first) return undefined
-    const out: Array<{ instance: number; values: ReadonlyArray<Value> }> = []
+    const out: Array<LoggedDecision> = []
     let bytes = 0
     for (let i = from; i <= this.last; i++) {
       const entry = this.entries.get(i)
@@ -95,22 +97,11 @@ export class DecisionLog {
 
   /**
    * Decisions `from..last`, or undefined when `from` is older than the window or they would take more than
-   * `maxBytes` (one reply's worth): the asker then needs a snapshot.
+   * `maxBytes` (one reply's worth; see `prefix`).
    */
-  since(
-    from: number,
-    maxBytes = Number.POSITIVE_INFINITY
-  ): ReadonlyArray<{ readonly instance: number; readonly values: ReadonlyArray<Value> }> | undefined {
+  since(from: number, maxBytes = Number.POSITIVE_INFINITY): ReadonlyArray<LoggedDecision> | undefined {
     if (from > this.last) return []
-    if (from < this.first) return undefined
-    const out: Array<{ instance: number; values: ReadonlyArray<Value> }> = []
-    let bytes = 0
-    for (let i = from; i <= this.last; i++) {
-      const entry = this.entries.get(i)
-      bytes += entry?.bytes ?? 0
-      if (bytes > maxBytes) return undefined
-      out.push({ instance: i, values: entry?.values ?? [] })
-    }
-    return out
+    const part = this.prefix(from, maxBytes)
+    return part?.at(-1)?.instance === this.last ? part : undefined
   }
 }
