@@ -3,7 +3,7 @@
  * (joined, suspected, and recently left ones, marked as such), then, for each role that declares status
  * columns (roles/role.ts), a table of its members' role status. Pure: members and the time in, text or JSON out.
  */
-import { ActorStatus, type Member, MemberState } from "@reef/proto"
+import { ActorStatus, type Member, MemberState } from "@reef/proto/presence"
 import type { Style } from "./cli/terminal.js"
 import { naturalOrder } from "./natural-order.js"
 import type { RoleSpec } from "./roles/role.js"

@@ -13,7 +13,10 @@ import {
   RPC_SYSTEM_GRPC,
   TRACEPARENT_HEADER
 } from "@reef/observability/tracing"
-import { type ActorAddress, ClusterClient, type Member, type PingReply, type PingRequest } from "@reef/proto"
+import type { ActorAddress } from "@reef/proto"
+// Subpaths: a CLI command that only lists actors loads these schemas, not every one of Reef's.
+import { ClusterClient, type PingReply, type PingRequest } from "@reef/proto/cluster"
+import type { Member } from "@reef/proto/presence"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -3,7 +3,7 @@
  * recently left actors included and marked, plus each role's own columns (a replica's applied instance,
  * rounds/s, self-quits, lag). `--watch` redraws it; `-o json` for scripts.
  */
-import { type Member, MemberState } from "@reef/proto"
+import { type Member, MemberState } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { UsageError } from "../cli/errors.js"

@@ -4,7 +4,8 @@
  */
 import { status } from "@grpc/grpc-js"
 import { type GatewayCallError, listActors, ping } from "@reef/gateway/client"
-import { type ActorAddress, type Member, MemberState } from "@reef/proto"
+import type { ActorAddress } from "@reef/proto"
+import { type Member, MemberState } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import { naturalOrder } from "../natural-order.js"
 import { UnreachableError } from "./client.js"

@@ -2,7 +2,7 @@
  * `reef run replica`: one POPUC replica (host server + NIC engine thread) serving reef.v1.KV. `reef up` starts
  * `--replicas` of them (r1, r2, ...) as the group `kv`, with KV ports from `--kv-port` up.
  */
-import { type Member, MemberState } from "@reef/proto"
+import { type Member, MemberState } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
 import { defineRole, type RoleStatusColumns } from "./role.js"
