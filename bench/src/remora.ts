@@ -31,6 +31,8 @@ import { machine, printTable, resultsDir, round, writeResult } from "./report.js
 import { lineChart } from "./svg.js"
 
 const WORKERS = 8
+/** Fig. 11: bursts per policy (the best one counts). */
+const DISPATCH_BURSTS = 3
 
 const DISPATCH_POLICIES = (quick: boolean): ReadonlyArray<{ policy: PolicyName; separation: Separation }> =>
   quick
@@ -102,29 +104,28 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     for (const w of h.workers) w.renice(19)
     const dispatch: Array<{ policy: PolicyName; separation: Separation; result: ExperimentResult }> = []
     // Other sessions' load only ever slows a burst down: the best of a few is the closest to the coordinator's own,
-    // after a burst that warms the coordinator host's JIT up.
-    const repetitions = 2
-    await runConfiguration(h, WORKERS, 2, {
-      params: {},
+    // after a burst that warms the coordinator host's JIT up. The policies take turns, so a busy spell of the
+    // machine lands on one burst of each rather than on every burst of one policy.
+    const dispatchExperiment = (d: { policy: PolicyName; separation: Separation }) => ({
+      params: { policy: d.policy, separation: d.separation },
       windowMs: 1,
       blockIntervalMs: 20,
       maxBlockTxs: 2000,
       workload: { keys: 10_000_000, objectsPerTx: 2, zipf: 0, statelessCostUs: 0, statefulCostUs: 0 },
-      load: { kind: "burst", txs: burstTxs }
+      load: { kind: "burst" as const, txs: burstTxs }
     })
-    for (const d of DISPATCH_POLICIES(quick)) {
-      let result: ExperimentResult | undefined
-      for (let i = 0; i < repetitions; i++) {
-        const r = await runConfiguration(h, WORKERS, 2, {
-          params: { policy: d.policy, separation: d.separation },
-          windowMs: 1,
-          blockIntervalMs: 20,
-          maxBlockTxs: 2000,
-          workload: { keys: 10_000_000, objectsPerTx: 2, zipf: 0, statelessCostUs: 0, statefulCostUs: 0 },
-          load: { kind: "burst", txs: burstTxs }
-        })
-        if (result === undefined || r.dispatchTps > result.dispatchTps) result = r
+    await runConfiguration(h, WORKERS, 2, dispatchExperiment({ policy: "round-robin", separation: "none" }))
+    const best = new Map<string, ExperimentResult>()
+    for (let i = 0; i < DISPATCH_BURSTS; i++) {
+      for (const d of DISPATCH_POLICIES(quick)) {
+        const r = await runConfiguration(h, WORKERS, 2, dispatchExperiment(d))
+        const key = `${d.policy}/${d.separation}`
+        const before = best.get(key)
+        if (before === undefined || r.dispatchTps > before.dispatchTps) best.set(key, r)
       }
+    }
+    for (const d of DISPATCH_POLICIES(quick)) {
+      const result = best.get(`${d.policy}/${d.separation}`)
       if (result === undefined) throw new Error("no dispatch burst ran")
       dispatch.push({ ...d, result })
       rows.push(["Fig. 11 (processes)", `${d.policy}, separation ${d.separation}`, "", result.dispatchTps, "", "", ""])
@@ -199,7 +200,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       coordinatorDispatchTps: remoraPath.dispatchTps,
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
-        `${burstTxs} transactions admitted at once (best of 2 bursts after a warm-up burst), then committed transactions ` +
+        `${burstTxs} transactions admitted at once (best of ${DISPATCH_BURSTS} bursts, policies taking turns, after a warm-up burst), then committed transactions ` +
         "dispatched per CPU-second of the " +
         "coordinator process (stateless tasks at proposal, planning, version assignment, per-worker batched tells " +
         "over NATS to 8 worker processes at nice 19, and their reports); admission is reported apart",
