@@ -140,15 +140,42 @@ interface Calibration {
   readonly from: string
   readonly interactionMs: number
   readonly final: boolean
+  /** Not a value: "does a group run already?" (`askRunningGroup`), answered like any announcement. */
+  readonly query: boolean
 }
 let agreedMs: number | undefined
 /** How long an engine waits for its peers' calibrations before taking the largest it has. */
 const AGREE_TIMEOUT_MS = 15_000
-const announce = (interactionMs: number, final: boolean) =>
+const announce = (interactionMs: number, final: boolean, query = false) =>
   nc.publish(
     calibrationSubject(data.cluster, group),
-    encoder.encode(JSON.stringify({ from: self, interactionMs, final }))
+    encoder.encode(JSON.stringify({ from: self, interactionMs, final, query }))
   )
+
+/** How long a starting engine waits for a running group's value before it measures its own. */
+const ASK_GROUP_MS = 250
+
+/**
+ * A restarted or rejoining engine would adopt the running group's value anyway (see above): it asks for it
+ * first and skips the probes, most of its start-up CPU after the modules. A new group's engines hear no
+ * final value and measure.
+ */
+const askRunningGroup = async (): Promise<number | undefined> => {
+  const sub = nc.subscribe(calibrationSubject(data.cluster, group))
+  const giveUp = setTimeout(() => sub.unsubscribe(), ASK_GROUP_MS)
+  announce(0, false, true)
+  let result: number | undefined
+  for await (const m of sub) {
+    const c = parseCalibration(m.data)
+    if (c?.final && members.includes(c.from)) {
+      result = c.interactionMs
+      break
+    }
+  }
+  clearTimeout(giveUp)
+  if (!sub.isClosed()) sub.unsubscribe()
+  return result
+}
 
 const agree = async (mine: number): Promise<number> => {
   const seen = new Map<string, number>([[self, mine]])
@@ -162,7 +189,7 @@ const agree = async (mine: number): Promise<number> => {
   let result: number | undefined
   for await (const m of sub) {
     const c = parseCalibration(m.data)
-    if (c === undefined || !members.includes(c.from)) continue
+    if (c === undefined || c.query || !members.includes(c.from)) continue
     if (c.final) {
       result = c.interactionMs
       break
@@ -182,7 +209,7 @@ const parseCalibration = (bytes: Uint8Array): Calibration | undefined => {
   try {
     const c = JSON.parse(decoder.decode(bytes)) as Partial<Calibration>
     return typeof c.from === "string" && typeof c.interactionMs === "number" && Number.isFinite(c.interactionMs)
-      ? { from: c.from, interactionMs: c.interactionMs, final: c.final === true }
+      ? { from: c.from, interactionMs: c.interactionMs, final: c.final === true, query: c.query === true }
       : undefined
   } catch {
     return undefined
@@ -211,6 +238,8 @@ const defaultInstanceGapMs = (interactionMs: number) => (data.closeOnAllHeard ? 
 /** ΔI: fixed by the host, or calibrated from probes and agreed with the peers (their largest). */
 const resolveInteraction = async (): Promise<{ readonly interactionMs: number; readonly samples: number }> => {
   if (data.interactionMs !== undefined) return { interactionMs: data.interactionMs, samples: 0 }
+  const running = peers.length === 0 ? undefined : await askRunningGroup()
+  if (running !== undefined) return { interactionMs: running, samples: 0 }
   const measured = peers.length === 0 ? [0] : await measure()
   const calibrated = calibrateRoundTimer(measured, { safetyFactor: data.safetyFactor })
   // Capped: a calibration taken while the machine is saturated would otherwise stretch every round for good.
