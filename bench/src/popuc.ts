@@ -24,6 +24,7 @@
  */
 import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
+import { makePhases } from "./phases.js"
 import { failoverLight } from "./popuc/failover.js"
 import { measureGroupSizes } from "./popuc/group-sizes.js"
 import { measurePeers } from "./popuc/peers.js"
@@ -35,19 +36,29 @@ import { stallWholeGroup } from "./popuc/stalls.js"
 
 export const run = async (quick: boolean) => {
   const plan = planFor(quick)
+  const { phase, done } = makePhases("bench popuc", 6)
   const reef = await Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
         const nats = yield* startNatsServer({ jetstream: false })
-        const sizes = yield* measureGroupSizes(plan, nats.url)
-        const light = yield* failoverLight(plan, nats.url)
-        const timed = yield* compareRoundClose(plan, nats.url)
-        const stalls = yield* stallWholeGroup(plan, nats.url)
-        const rejoin = yield* measureRejoin(plan, nats.url)
+        const sizes = yield* phase(
+          "engine and KV per group size, etcd and Redis alongside",
+          measureGroupSizes(plan, nats.url)
+        )
+        const light = yield* phase("failover: one replica of 5 killed under load", failoverLight(plan, nats.url))
+        const timed = yield* phase("timed rounds against rounds closed on all heard", compareRoundClose(plan, nats.url))
+        const stalls = yield* phase("whole-group stalls", stallWholeGroup(plan, nats.url))
+        const rejoin = yield* phase("rejoin after kill -9", measureRejoin(plan, nats.url))
         return { sizes, failoverLight: light, timed, stalls, rejoin }
       })
     ) as Effect.Effect<Omit<Parameters<typeof reportPopuc>[2], "peers">, unknown>
   )
-  const peers = await measurePeers(plan, quick)
+  const peers = await Effect.runPromise(
+    phase(
+      "etcd and Redis per group size",
+      Effect.promise(() => measurePeers(plan, quick))
+    )
+  )
+  done()
   reportPopuc(plan, quick, { ...reef, peers })
 }
