@@ -368,6 +368,10 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
 
   const onJoinReply = (node: Node, ev: Extract<SimEvent, { _tag: "JoinReply" }>, nowUs: number): void => {
     if (node.joining === undefined || ev.startInstance < node.tob.nextDeliverInstance) return
+    // The peer answered before deciding the instance this node self-quit: it never takes part in it again
+    // (popuc-multi.ts, "Attempts"), so it waits for a later answer (its JoinRetry asks again).
+    const quit = node.tob.quit
+    if (quit?.entered && quit.instance === ev.startInstance) return
     const buffered = node.joining.buffer
     node.joining = undefined
     rejoins++
