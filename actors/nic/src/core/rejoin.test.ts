@@ -146,11 +146,14 @@ describe("rejoin core", () => {
 
   it("never takes part twice in one attempt: it waits for the group to decide the instance it quit", () => {
     const running = [answer("r1", 40, { attempt: 0 }), answer("r2", 40, { attempt: 0 })]
-    expect(choosePeer("r3", running, 2, { instance: 40, attempt: 0 })).toBeUndefined()
+    expect(choosePeer("r3", running, 2, { instance: 40, attempt: 0, entered: true })).toBeUndefined()
     // The group moved on to attempt 1 of 40, or decided 40: it joins.
     const again = [answer("r1", 40, { attempt: 1 }), answer("r2", 40, { rejoining: true, attempt: 0 })]
-    expect(choosePeer("r3", again, 2, { instance: 40, attempt: 0 })).toMatchObject({ joinInstance: 40, attempt: 1 })
-    expect(choosePeer("r3", [answer("r1", 41)], 2, { instance: 40, attempt: 0 })).toMatchObject({
+    expect(choosePeer("r3", again, 2, { instance: 40, attempt: 0, entered: true })).toMatchObject({
+      joinInstance: 40,
+      attempt: 1
+    })
+    expect(choosePeer("r3", [answer("r1", 41)], 2, { instance: 40, attempt: 0, entered: true })).toMatchObject({
       joinInstance: 41,
       attempt: 0
     })
@@ -162,9 +165,12 @@ describe("rejoin core", () => {
       answer("r2", 40, { rejoining: true, attempt: 0 })
     ]
     // One peer silent: it may have decided 40 and be slow to say so.
-    expect(choosePeer("r3", quitters.slice(0, 1), 2, { instance: 40, attempt: 1 })).toBeUndefined()
-    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 1 })).toMatchObject({ collapsed: true, attempt: 3 })
-    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 5 })).toMatchObject({ attempt: 6 })
+    expect(choosePeer("r3", quitters.slice(0, 1), 2, { instance: 40, attempt: 1, entered: true })).toBeUndefined()
+    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 1, entered: true })).toMatchObject({
+      collapsed: true,
+      attempt: 3
+    })
+    expect(choosePeer("r3", quitters, 2, { instance: 40, attempt: 5, entered: true })).toMatchObject({ attempt: 6 })
     // A restarted peer that knows nothing (join instance 1) counts as an answer, not as a choice.
     const restarted = [answer("r1", 1, { rejoining: true, attempt: -1 }), quitters[1]!]
     expect(choosePeer("r3", restarted, 2, undefined)).toMatchObject({ joinInstance: 40, attempt: 1, startNow: false })

@@ -27,6 +27,7 @@
  * - Ready means ready: the host serves clients only once it started the group, or joined and applied every
  *   instance before the one it joined at (`Serve`, once). Until then its clients are told to come back.
  */
+import { type QuitRecord, takesPartAgain } from "./tob.js"
 import type { ProcessId } from "./types.js"
 import { compareIds } from "./value.js"
 
@@ -113,7 +114,7 @@ export interface RejoinState {
   /** Every instance before this one is applied by the host. */
   readonly nextInstance: number
   /** The attempt the engine self-quit last after taking part in it: never joined again. */
-  readonly quit: InstanceAttempt | undefined
+  readonly quit: QuitRecord | undefined
   /** The attempt the engine opened last, if it was not the first (attempt 0) of its instance. */
   readonly started: InstanceAttempt | undefined
   /** A snapshot installed at this instance that no join has taken the engine past yet. */
@@ -183,10 +184,7 @@ export type RejoinOutput =
       readonly peer: ProcessId
       readonly joinInstance: number
       readonly startNow: boolean
-      /**
-       * The group collapsed: the round messages the engine kept while out belong to an aborted attempt of the
-       * join instance, and replaying them would mix two attempts of one instance (engine-loop.ts, Join).
-       */
+      /** The group collapsed: `joinInstance` is reopened in a new attempt, behind the lowest id (for logs). */
       readonly collapsed: boolean
       /** The attempt at `joinInstance` to take part in (popuc-multi.ts, "Attempts"). */
       readonly attempt: number
@@ -271,7 +269,7 @@ export const choosePeer = (
   self: ProcessId,
   answers: ReadonlyArray<PeerAnswer>,
   peers: number,
-  quit: InstanceAttempt | undefined
+  quit: QuitRecord | undefined
 ): PeerChoice | undefined => {
   const useful = answers.filter((a) => a.joinInstance > 1 && a.member)
   const live = useful.filter((a) => !a.rejoining)
@@ -279,7 +277,7 @@ export const choosePeer = (
     const best = mostAdvanced(live)
     const attempt = Math.max(0, best.attempt)
     // Its peers still run the attempt this process quit: it waits for them to decide, then joins after it.
-    if (quit !== undefined && quit.instance === best.joinInstance && attempt <= quit.attempt) return undefined
+    if (takesPartAgain(quit, best.joinInstance, attempt)) return undefined
     return {
       peer: best.peer,
       joinInstance: best.joinInstance,
@@ -291,7 +289,7 @@ export const choosePeer = (
   }
   if (useful.length === 0 || answers.length < peers) return undefined
   const best = mostAdvanced(useful)
-  let highest = quit !== undefined && quit.instance === best.joinInstance ? quit.attempt : -1
+  let highest = quit?.entered && quit.instance === best.joinInstance ? quit.attempt : -1
   for (const a of answers) if (a.joinInstance === best.joinInstance) highest = Math.max(highest, a.attempt)
   const leader = [self, ...answers.map((a) => a.peer)].sort(compareIds)[0]
   return {
@@ -384,7 +382,7 @@ const act = (s: RejoinState, choice: PeerChoice, out: Out): RejoinState => {
   out.push({
     _tag: "Log",
     level: "info",
-    message: `joined at instance ${choice.joinInstance} with ${choice.peer}${choice.startNow ? "" : " (following the restart leader)"}`
+    message: `joined at instance ${choice.joinInstance} with ${choice.peer}${choice.collapsed ? `, reopened in attempt ${choice.attempt} after the group collapsed` : ""}${choice.startNow ? "" : " (following the restart leader)"}`
   })
   const joined: RejoinState = {
     ...state,
@@ -423,7 +421,7 @@ const onAnswers = (s: RejoinState, nowMs: number, answers: ReadonlyArray<PeerAns
   return fruitless(s, answers, out)
 }
 
-/** No answer to join with: ask again later, and say so now and then. */
+/** Why no answer could be joined with, for the log line. */
 const whyFruitless = (s: RejoinState, answers: ReadonlyArray<PeerAnswer>, attempts: number): string => {
   if (answers.some((a) => a.joinInstance > 1 && !a.member)) {
     return `not a member of the group yet (${attempts} attempts): waiting for a membership change that adds it`
@@ -439,6 +437,7 @@ const whyFruitless = (s: RejoinState, answers: ReadonlyArray<PeerAnswer>, attemp
   return `no peer can help yet (${attempts} attempts, ${answers.length} of ${peersOf(s).length} answered)`
 }
 
+/** No answer to join with: ask again later, and say so now and then. */
 const fruitless = (s: RejoinState, answers: ReadonlyArray<PeerAnswer>, out: Out): RejoinState => {
   const fruitless = s.fruitless + 1
   if (fruitless % LOG_EVERY_FRUITLESS === 0) {
@@ -504,7 +503,7 @@ export const stepRejoin = (s: RejoinState, input: RejoinInput): RejoinStep => {
     case "Timer":
       return input.id === s.timer ? { state: onTimer(s, out), out } : { state: s, out }
     case "EngineCrashed": {
-      const quit = input.entered ? { instance: input.instance, attempt: input.attempt } : s.quit
+      const quit = input.entered ? { instance: input.instance, attempt: input.attempt, entered: true } : s.quit
       return { state: onCrashed({ ...s, quit }, out), out }
     }
     case "EngineRejoined":

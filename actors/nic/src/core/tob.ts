@@ -94,6 +94,10 @@ export interface QuitRecord {
   readonly entered: boolean
 }
 
+/** Taking part in `attempt` of `instance` would be taking part again in the attempt `quit` records. */
+export const takesPartAgain = (quit: QuitRecord | undefined, instance: number, attempt: number): boolean =>
+  quit?.entered === true && quit.instance === instance && attempt <= quit.attempt
+
 export type WireMsg = RoundMsg | SyncStartMsg
 
 export interface DecidedInstance {
@@ -439,10 +443,9 @@ const onJoin = (s: TobState, input: Extract<TobInput, { _tag: "Join" }>): TobSte
     throw new Error(`tob: ${s.params.self} is not a member of instance ${input.startInstance}`)
   }
   const attempt = input.attempt ?? 0
-  const quit = s.quit
-  if (quit?.entered && quit.instance === input.startInstance && attempt <= quit.attempt) {
+  if (takesPartAgain(s.quit, input.startInstance, attempt)) {
     throw new Error(
-      `tob: join at attempt ${attempt} of instance ${input.startInstance}, which it took part in up to attempt ${quit.attempt}`
+      `tob: join at attempt ${attempt} of instance ${input.startInstance}, which it took part in up to attempt ${s.quit?.attempt}`
     )
   }
   // A restarted process (fresh state, same id) proposes in a new incarnation: its seqs start at 0 again

@@ -25,6 +25,7 @@ import {
   type TobOutput,
   type TobState,
   type TobStep,
+  takesPartAgain,
   type WireMsg
 } from "../core/tob.js"
 import type { ProcessId, RoundMsg, Value } from "../core/types.js"
@@ -370,8 +371,7 @@ export const runTobSim = (scenario: TobScenario, seed: number, options: TobRunOp
     if (node.joining === undefined || ev.startInstance < node.tob.nextDeliverInstance) return
     // The peer answered before deciding the instance this node self-quit: it never takes part in it again
     // (popuc-multi.ts, "Attempts"), so it waits for a later answer (its JoinRetry asks again).
-    const quit = node.tob.quit
-    if (quit?.entered && quit.instance === ev.startInstance) return
+    if (takesPartAgain(node.tob.quit, ev.startInstance, 0)) return
     const buffered = node.joining.buffer
     node.joining = undefined
     rejoins++
