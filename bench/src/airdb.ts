@@ -42,7 +42,7 @@ import {
   startEtcdCluster
 } from "./peers/index.js"
 import { runMeasured } from "./peers/proc.js"
-import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
 interface Plan {
@@ -521,7 +521,7 @@ export const run = async (quick: boolean): Promise<void> => {
       chaosUnreachablePct: pct(chaos.unreachable)
     }
     const loadAfter = loadavg()
-    const path = writeResult({
+    const path = writeLegacyResult({
       suite: "airdb",
       quick,
       machine: {

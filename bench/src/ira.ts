@@ -41,7 +41,7 @@ import { allocatorEnv } from "@reef/devkit"
 import { percentile } from "@reef/stats"
 import { dataFileOf, EVICTION_METHOD, evict, loadAverage, probeColdReads } from "./ira-disk.js"
 import type { PassResult, PassSpec } from "./ira-pass.js"
-import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
 import { cdfChart, lineChart } from "./svg.js"
 
 const READER_COUNTS = [1, 2, 4, 8, 16] as const
@@ -363,7 +363,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string>): Promise
             )
           })
     }
-    const path = writeResult({ suite: "ira", quick, machine: machine(), metrics: metrics as never, ratios })
+    const path = writeLegacyResult({ suite: "ira", quick, machine: machine(), metrics: metrics as never, ratios })
     mkdirSync(resultsDir, { recursive: true })
     writeFileSync(
       join(resultsDir, "ira-speedup-cdf.svg"),

@@ -27,7 +27,7 @@ import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
 import { FIG5_POLICIES, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
-import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
 const WORKERS = 8
@@ -281,7 +281,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         ["idle worker RSS MB", metrics.rss.idleWorkerMb, "< 120"]
       ]
     )
-    const path = writeResult({ suite: "remora", quick, machine: machine(), metrics, ratios })
+    const path = writeLegacyResult({ suite: "remora", quick, machine: machine(), metrics, ratios })
     writeCharts(figures, modules, s)
     console.log(`\nwrote ${path} and its SVGs (${metrics.seconds} s)`)
   } finally {

@@ -1,11 +1,13 @@
 /**
- * The benchmark contract: every suite prints a table and writes bench/results/<suite>.json shaped
- * `{ suite, quick, machine, metrics, ratios }`. Ratios compare against a baseline measured in the same run.
+ * Table printing and small helpers the suites share. Results are written through the harness
+ * (harness/result.ts `writeResult`: ratios with median and spread from interleaved rounds); `writeLegacyResult`
+ * is what suites not yet moved to the harness still call, and goes when the last one has moved.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, totalmem } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { writeSummary } from "./harness/summary.js"
 
 export const resultsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "results")
 
@@ -26,10 +28,11 @@ export const machine = (): Record<string, unknown> => ({
   date: new Date().toISOString()
 })
 
-export const writeResult = (result: BenchResult): string => {
+export const writeLegacyResult = (result: BenchResult): string => {
   mkdirSync(resultsDir, { recursive: true })
   const path = join(resultsDir, `${result.suite}.json`)
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`)
+  writeSummary(resultsDir)
   return path
 }
 

@@ -17,7 +17,7 @@ import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import { runKvLoad } from "./kv-load.js"
 import { engineStates, procMemoryMb, startGroup } from "./popuc-group.js"
-import { machine, printTable, resultsDir, round, writeResult } from "./report.js"
+import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
 import { lineChart } from "./svg.js"
 
 const SAMPLE_EVERY_MS = 10_000
@@ -141,7 +141,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
   console.log(`\n${operations} operations (${errors} errors, ${selfQuits} self-quits) in ${minutes} min`)
   const ratios = { rssEndOverMidWorstReplica: worst }
   printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
-  const path = writeResult({
+  const path = writeLegacyResult({
     suite: "soak",
     quick,
     machine: machine(),

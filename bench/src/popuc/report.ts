@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as Effect from "effect/Effect"
-import { machine, printTable, resultsDir, round, writeResult } from "../report.js"
+import { machine, printTable, resultsDir, round, writeLegacyResult } from "../report.js"
 import { lineChart } from "../svg.js"
 import type { Failover } from "./failover.js"
 import type { GroupSizeResults } from "./group-sizes.js"
@@ -220,7 +220,7 @@ export const reportPopuc = (plan: Plan, quick: boolean, results: PopucResults) =
   )
   printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
 
-  const path = writeResult({ suite: "popuc", quick, machine: machine(), metrics: metrics as never, ratios })
+  const path = writeLegacyResult({ suite: "popuc", quick, machine: machine(), metrics: metrics as never, ratios })
   const svg = lineChart({
     title: `Set throughput vs group size (${plan.concurrency} in flight)`,
     xLabel: "replicas (N)",

@@ -1,0 +1,102 @@
+/**
+ * Plots are Vega-Lite specs rendered to SVG headless (vega + vega-lite, no browser). Each plot is written as
+ * `<name>.svg` beside its spec `<name>.vl.json`, whose inline data is the curve itself, so a reader can
+ * re-plot it. One line per series with a legend, a title, units in the axis titles, nice rounded ticks,
+ * and a min–max band where a point was repeated.
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import * as vega from "vega"
+import * as vegaLite from "vega-lite"
+
+export interface Axis {
+  /** With its unit: "throughput (ops/s)". */
+  readonly title: string
+  readonly scale?: "linear" | "log"
+  /** d3-format for tick labels (default ",~g": 12,000 and 0.25, never raw floats). */
+  readonly format?: string
+  /** Start the axis at zero (default: true for a linear y). */
+  readonly zero?: boolean
+}
+
+export interface CurvePoint {
+  readonly series: string
+  readonly x: number
+  readonly y: number
+  /** Spread of the repeats behind `y`, when it was repeated. */
+  readonly yMin?: number
+  readonly yMax?: number
+}
+
+/** A curve reported whole: every point of every series. */
+export interface Curve {
+  readonly title: string
+  readonly x: Axis
+  readonly y: Axis
+  readonly points: ReadonlyArray<CurvePoint>
+  /** Line interpolation: "linear" (default) or "step-after" (a CDF). */
+  readonly interpolate?: "linear" | "step-after"
+  /** Where on the curve a headline ratio is taken, if one is. */
+  readonly headline?: string
+  /** Draw the points (default true; off for dense time series and CDFs). */
+  readonly pointMarks?: boolean
+}
+
+const axisOf = (a: Axis, isY: boolean) => ({
+  title: a.title,
+  axis: { format: a.format ?? ",~g", labelOverlap: true, grid: true },
+  scale: { type: a.scale ?? "linear", zero: a.zero ?? (isY && (a.scale ?? "linear") === "linear"), nice: true }
+})
+
+export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {
+  const x = { field: "x", type: "quantitative", ...axisOf(curve.x, false) }
+  const y = { field: "y", type: "quantitative", ...axisOf(curve.y, true) }
+  const color = { field: "series", type: "nominal", title: null, legend: { orient: "right", labelLimit: 260 } }
+  const layers: Array<Record<string, unknown>> = [
+    {
+      mark: { type: "line", interpolate: curve.interpolate ?? "linear", point: curve.pointMarks ?? true },
+      encoding: { x, y, color }
+    }
+  ]
+  if (curve.points.some((p) => p.yMin !== undefined && p.yMax !== undefined)) {
+    layers.push({
+      transform: [{ filter: "isValid(datum.yMin) && isValid(datum.yMax)" }],
+      mark: { type: "rule", opacity: 0.6 },
+      encoding: {
+        x: { field: "x", type: "quantitative" },
+        y: { field: "yMin", type: "quantitative" },
+        y2: { field: "yMax" },
+        color
+      }
+    })
+  }
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: curve.title, ...(curve.headline === undefined ? {} : { subtitle: `headline: ${curve.headline}` }) },
+    width: 560,
+    height: 320,
+    background: "white",
+    data: { values: curve.points.map((p) => ({ ...p })) },
+    layer: layers,
+    config: { font: "DejaVu Sans, Arial, sans-serif" }
+  }
+}
+
+/** The SVG of a Vega-Lite spec, rendered headless. */
+export const renderSvg = async (spec: Record<string, unknown>): Promise<string> => {
+  const compiled = vegaLite.compile(spec as never).spec
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
+}
+
+/** Writes `<dir>/<name>.vl.json` and `<dir>/<name>.svg`; returns the spec. */
+export const writePlot = async (dir: string, name: string, curve: Curve): Promise<Record<string, unknown>> => {
+  const spec = vegaLiteSpec(curve)
+  writeFileSync(join(dir, `${name}.vl.json`), `${JSON.stringify(spec, null, 2)}\n`)
+  writeFileSync(join(dir, `${name}.svg`), await renderSvg(spec))
+  return spec
+}
