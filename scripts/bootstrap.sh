@@ -53,6 +53,13 @@ if ! have_jemalloc; then
   echo "bootstrap: installing jemalloc (apt)"
   apt_install libjemalloc2
 fi
+# Go with Debian's grpc-go and protobuf-go sources: tests/src/grpc-reflection.test.ts builds a reflection client
+# on them (offline, GOPATH mode), which checks every server's descriptors as grpcurl does.
+if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/google.golang.org/grpc/reflection ] \
+  || [ ! -d /usr/share/gocode/src/google.golang.org/protobuf/reflect/protodesc ]; then
+  echo "bootstrap: installing Go, golang-google-grpc-dev, golang-google-protobuf-dev (apt)"
+  apt_install --no-install-recommends golang-go golang-google-grpc-dev golang-google-protobuf-dev
+fi
 # The POPUC benchmark compares against real etcd (driven by its own Go client, built offline from Debian's
 # sources); install and build them only when asked: REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh
 # (without them the etcd test skips and says how to enable it).

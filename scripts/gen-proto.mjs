@@ -2,14 +2,41 @@
 // then writes proto/src/gen/index.ts re-exporting every message, enum and service by name.
 // CI runs it and fails when the committed output differs (git diff --exit-code proto/src/gen).
 import { execFileSync } from "node:child_process"
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const protoDir = join(dirname(fileURLToPath(import.meta.url)), "..", "proto")
 const genDir = join(protoDir, "src", "gen")
 rmSync(genDir, { recursive: true, force: true })
-execFileSync(join(protoDir, "..", "node_modules", ".bin", "buf"), ["generate"], { cwd: protoDir, stdio: "inherit" })
+const buf = join(protoDir, "..", "node_modules", ".bin", "buf")
+execFileSync(buf, ["generate"], { cwd: protoDir, stdio: "inherit" })
+
+// gRPC server reflection serves these descriptors as the compiler made them: one FileDescriptorProto per .proto
+// with its real name and imports, reserved ranges with exclusive ends (@reef/grpc reflection.ts). The standard
+// health service's file is compiled under its canonical name from grpc-health-check's copy. Two
+// FileDescriptorSets concatenated are one (a repeated field).
+const healthDir = mkdtempSync(join(tmpdir(), "reef-health-"))
+try {
+  const require = createRequire(import.meta.url)
+  const healthProto = join(
+    dirname(require.resolve("grpc-health-check/package.json", { paths: [join(protoDir, "..", "libs", "grpc")] })),
+    "proto",
+    "health",
+    "v1",
+    "health.proto"
+  )
+  mkdirSync(join(healthDir, "grpc", "health", "v1"), { recursive: true })
+  copyFileSync(healthProto, join(healthDir, "grpc", "health", "v1", "health.proto"))
+  const set = (input, cwd) =>
+    execFileSync(buf, ["build", input, "--as-file-descriptor-set", "-o", "-"], { cwd, maxBuffer: 64 << 20 })
+  mkdirSync(genDir, { recursive: true })
+  writeFileSync(join(genDir, "descriptors.binpb"), Buffer.concat([set(".", protoDir), set(".", healthDir)]))
+} finally {
+  rmSync(healthDir, { recursive: true, force: true })
+}
 
 // ts-proto repeats its helper types (MessageFns, DeepPartial, ...) in every file; export only the schema's names.
 const helpers = new Set([

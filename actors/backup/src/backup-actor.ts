@@ -32,7 +32,7 @@ import {
 import { grpcService, serveGrpc } from "@reef/grpc"
 import { defineActor, type Kernel, KernelConfig, type Nats, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing, parentSpanFromTraceparent } from "@reef/observability/tracing"
-import { BackupService, BackupState, type BackupStatus, type BlockReplayed } from "@reef/proto"
+import { BackupService, BackupState, type BackupStatus, type BlockReplayed, descriptorSetPath } from "@reef/proto"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -330,7 +330,8 @@ export const runBackup = (options: BackupOptions): Effect.Effect<BackupHandle, B
               })
             )
         })
-      ]
+      ],
+      reflection: { descriptorSet: descriptorSetPath, protoFiles: ["reef/v1/backup.proto"] }
     }).pipe(Effect.mapError(backupError("serving gRPC")))
 
     yield* spawn(

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
 import { type Codec, KernelConfig, Membership, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
-import { protoRoot } from "@reef/proto"
+import { descriptorSetPath } from "@reef/proto"
 import { type CoordinatorParams, defaultCoordinatorParams } from "@reef/remora"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
@@ -107,7 +107,7 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
       ...(grpcHost === undefined ? {} : { host: grpcHost }),
       port: grpcPort ?? 0,
       services: [service],
-      reflection: { includeDirs: [protoRoot], protoFiles: EXECUTION_PROTO_FILES }
+      reflection: { descriptorSet: descriptorSetPath, protoFiles: EXECUTION_PROTO_FILES }
     })
     // Presence: where clients reach it, and its counters for `reef status`.
     const presence = yield* Effect.serviceOption(PresenceDetails)

@@ -170,12 +170,12 @@ export const runReplica = (
       logDefect: (message, cause) =>
         fork(Effect.logError(message, cause).pipe(Effect.annotateLogs({ replica: options.id })))
     })
-    const { protoRoot } = yield* Effect.promise(() => import("@reef/proto"))
+    const { descriptorSetPath } = yield* Effect.promise(() => import("@reef/proto"))
     const server = yield* serveGrpc({
       port: options.grpcPort,
       ...(options.grpcHost === undefined ? {} : { host: options.grpcHost }),
       services: [kv.service],
-      reflection: { includeDirs: [protoRoot], protoFiles: ["reef/v1/kv.proto"] }
+      reflection: { descriptorSet: descriptorSetPath, protoFiles: ["reef/v1/kv.proto"] }
     })
 
     // ---- the engine -------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@
  * `shutdownGraceMs` to finish, and then `forceShutdown` cancels whatever is left.
  */
 import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { type Server as GrpcJsServer, Server, ServerCredentials, type ServerOptions } from "@grpc/grpc-js"
+import { descriptorSetPath } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -41,9 +41,9 @@ export class GrpcServerError extends Data.TaggedError("GrpcServerError")<{
 }
 
 export interface ReflectionOptions {
-  /** Directories imports resolve against, e.g. `[protoRoot]` from @reef/proto. */
-  readonly includeDirs: ReadonlyArray<string>
-  /** Files relative to `includeDirs` whose services and types reflection describes, e.g. `reef/v1/cluster.proto`. */
+  /** The compiled FileDescriptorSet reflection serves from, `descriptorSetPath` from @reef/proto. */
+  readonly descriptorSet: string
+  /** The files in it that define the served services, e.g. `reef/v1/cluster.proto`; their imports come along. */
   readonly protoFiles: ReadonlyArray<string>
 }
 
@@ -76,18 +76,20 @@ const HEALTH_SERVICE = "grpc.health.v1.Health"
 export const hostPort = (host: string, port: number): string =>
   host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`
 
-/** Reflection's files are parsed on its first call; a missing one fails the start. */
+/**
+ * Reflection's descriptors are decoded on its first call (reflection.ts); a missing descriptor set fails the
+ * start. Without reflection options only the health service is described.
+ */
 const reflectionFiles = (options: ReflectionOptions | undefined) =>
   Effect.suspend(() => {
-    const files = { includeDirs: options?.includeDirs ?? [], protoFiles: options?.protoFiles ?? [] }
-    const missing = files.protoFiles.filter((file) => !files.includeDirs.some((dir) => existsSync(join(dir, file))))
-    return missing.length === 0
+    const files = { descriptorSet: options?.descriptorSet ?? descriptorSetPath, protoFiles: options?.protoFiles ?? [] }
+    return existsSync(files.descriptorSet)
       ? Effect.succeed(files)
       : Effect.fail(
           new GrpcServerError({
             operation: "load-protos",
-            target: missing.join(", "),
-            cause: new Error(`not found in ${files.includeDirs.join(", ") || "no include directory"}`)
+            target: files.descriptorSet,
+            cause: new Error("no such file (pnpm gen writes it)")
           })
         )
   })

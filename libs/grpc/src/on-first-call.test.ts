@@ -30,6 +30,7 @@ describe("health and reflection on first call", () => {
 
   it("registers reflection's methods as @grpc/reflection does", () => {
     const definitions = loadSync(["reef/v1/kv.proto"], { includeDirs: [protoRoot] })
+    // proto-loader's tree is enough for the method shapes (reflection.ts serves compiled descriptors).
     expect(shapes(REFLECTION_METHODS)).toEqual(
       registeredShapes((server) => new ReflectionService(definitions).addToServer(server))
     )

@@ -10,6 +10,7 @@ import type { Server, ServiceDefinition, UntypedServiceImplementation } from "@g
 import type * as ProtoLoader from "@grpc/proto-loader"
 import type * as Reflection from "@grpc/reflection"
 import type * as HealthCheck from "grpc-health-check"
+import { reflectedFiles } from "./reflection.js"
 
 // CommonJS packages, loaded synchronously when a call comes.
 const require = createRequire(import.meta.url)
@@ -117,18 +118,24 @@ export class LazyHealth {
   }
 }
 
-/** Where the .proto files reflection describes are. */
+/** The compiled descriptors reflection describes and the files among them that define the served services. */
 export interface ReflectionFiles {
-  readonly includeDirs: ReadonlyArray<string>
+  /** A FileDescriptorSet, e.g. `descriptorSetPath` from @reef/proto. */
+  readonly descriptorSet: string
   readonly protoFiles: ReadonlyArray<string>
 }
 
-/** Server reflection over `files` and the health service, built from the .proto files on its first call. */
+/**
+ * Server reflection over `files` and the health service, from the compiled descriptors (reflection.ts) on its
+ * first call. @grpc/reflection answers the requests; it indexes whatever FileDescriptorProtos its "package
+ * definition" carries, so it is given the compiled ones instead of proto-loader's.
+ */
 export const addReflection = (server: Server, files: ReflectionFiles): void =>
   addOnFirstCall(server, REFLECTION_METHODS, (recorder) => {
-    const { loadSync } = require("@grpc/proto-loader") as typeof ProtoLoader
     const { ReflectionService } = require("@grpc/reflection") as typeof Reflection
-    const { protoPath } = require("grpc-health-check") as typeof HealthCheck
-    const definitions = loadSync([...files.protoFiles, protoPath], { includeDirs: [...files.includeDirs] })
-    new ReflectionService(definitions).addToServer(recorder)
+    const reflected = reflectedFiles(files.descriptorSet, files.protoFiles)
+    const definition = { "reef.reflection": { fileDescriptorProtos: [...reflected.fileDescriptorProtos] } }
+    new ReflectionService(definition as unknown as ProtoLoader.PackageDefinition, {
+      services: [...reflected.services]
+    }).addToServer(recorder)
   })

@@ -8,7 +8,7 @@
  */
 import { type GrpcServerError, type GrpcServerInfo, serveGrpc } from "@reef/grpc"
 import { type BusError, defineActor, type InvalidAddressError, type Kernel, spawn } from "@reef/kernel"
-import { protoRoot } from "@reef/proto"
+import { descriptorSetPath } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -16,7 +16,7 @@ import { type ClusterServiceOptions, makeClusterService } from "./cluster-servic
 
 export const GATEWAY_ROLE = "gateway"
 export const DEFAULT_GATEWAY_PORT = 50051
-/** The .proto files (relative to @reef/proto's `protoRoot`) reflection describes. */
+/** The .proto files (in @reef/proto's compiled descriptor set) reflection describes. */
 export const GATEWAY_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/cluster.proto"]
 
 export interface GatewayOptions extends ClusterServiceOptions {
@@ -46,7 +46,7 @@ export const runGateway = (options: GatewayOptions = {}) =>
       host: options.host,
       port: options.port ?? DEFAULT_GATEWAY_PORT,
       services: [cluster],
-      reflection: { includeDirs: [protoRoot], protoFiles: GATEWAY_PROTO_FILES },
+      reflection: { descriptorSet: descriptorSetPath, protoFiles: GATEWAY_PROTO_FILES },
       shutdownGraceMs: options.shutdownGraceMs
     })
     if (options.id !== undefined) yield* spawn(gatewayActor, options.id)

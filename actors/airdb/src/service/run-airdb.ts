@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto"
 import { serveGrpc } from "@reef/grpc"
 import { defineActor, type Kernel, PresenceDetails, spawn } from "@reef/kernel"
-import { protoRoot } from "@reef/proto"
+import { descriptorSetPath } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -55,7 +55,7 @@ export const serveAirDb = (options: Omit<RunAirDbOptions, "id"> & { readonly cli
       port: options.grpcPort,
       ...(options.grpcHost === undefined ? {} : { host: options.grpcHost }),
       services: [airDbGrpcService(client)],
-      reflection: { includeDirs: [protoRoot], protoFiles: ["reef/v1/airdb.proto"] }
+      reflection: { descriptorSet: descriptorSetPath, protoFiles: ["reef/v1/airdb.proto"] }
     })
     const handle: AirDbHandle = { grpcAddress: server.address, client, coldStartMs: client.stats().coldStartMs }
     return handle
