@@ -1,6 +1,7 @@
 /**
  * The kernel over a real nats-server spawned for this file, with counter actors in their own OS processes.
  */
+import { connect as netConnect } from "node:net"
 import { Svcm } from "@nats-io/services"
 import { connect } from "@nats-io/transport-node"
 import {
@@ -20,7 +21,7 @@ import { ActorStatus, CounterAdd, CounterGet, ErrorCode, MemberState } from "@re
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { eventually, kernelClient, makeHarness, startActorProcess, startNats } from "./harness.js"
 
 const cluster = "knats"
@@ -157,6 +158,32 @@ describe("kernel across processes over NATS", () => {
     const after = await microStats("p1")
     expect(after.rejected).toBe(before.rejected + 1)
     expect(after.handled).toBeGreaterThan(before.handled)
+  })
+
+  it("a header block nats.js cannot parse, sent by a raw client, is rejected and the actor keeps serving", async () => {
+    const before = await microStats("p1")
+    // nats.js never sends a header name with a space, so this speaks the protocol over a plain socket.
+    const header = "NATS/1.0\r\nreef type: reef.v1.CounterGet\r\n\r\n"
+    const payload = "\x0a\x01k"
+    const { port } = new URL(nats.url.replace("nats://", "http://"))
+    const socket = netConnect(Number(port), "127.0.0.1")
+    let received = ""
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1")
+    })
+    await vi.waitFor(() => expect(received).toContain("INFO"), { timeout: 10_000 })
+    socket.write(`CONNECT {"verbose":false,"pedantic":false,"headers":true,"protocol":1}\r\n`)
+    socket.write(`HPUB reef.${cluster}.counter.p1 ${header.length} ${header.length + payload.length}\r\n`)
+    socket.write(`${header}${payload}\r\nPING\r\n`, "latin1")
+    await vi.waitFor(() => expect(received).toContain("PONG"), { timeout: 10_000 })
+    socket.destroy()
+    await vi.waitFor(async () => expect((await microStats("p1")).rejected).toBe(before.rejected + 1), {
+      timeout: 10_000
+    })
+    const alive = await client.runPromise(
+      Effect.flatMap(Messenger, (m) => m.ask(address("p1"), CounterGetRpc, { key: "order" }))
+    )
+    expect(alive.value).toBe(1050)
   })
 
   it("an ask to a subscriber that never answers fails with AskTimeoutError", async () => {

@@ -65,7 +65,7 @@ import { Bus, type BusMessage, FixedHeaders } from "./bus.js"
 import { CodecRegistry, encodeMessage } from "./codec.js"
 import { KernelConfig } from "./config.js"
 import { type BusError, errorCodeOf, HandlerError, InvalidAddressError } from "./errors.js"
-import { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+import { ERROR_HEADER, MALFORMED_HEADERS_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 import { Mailbox } from "./mailbox.js"
 import { Messenger } from "./messenger.js"
 import { PresenceDetails } from "./presence-details.js"
@@ -383,6 +383,12 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       reject(message, ErrorCode.ERROR_CODE_OVERLOADED, `mailbox of ${actorName} is full (${capacity})`, "overloaded")
 
     const onMessage = (message: BusMessage): void => {
+      const malformedHeaders = message.headers.get(MALFORMED_HEADERS_HEADER)
+      if (malformedHeaders !== undefined) {
+        const text = `malformed header block on ${message.subject}: ${malformedHeaders}`
+        runFork(reject(message, ErrorCode.ERROR_CODE_MALFORMED, text, "MalformedMessageError"))
+        return
+      }
       const type = message.headers.get(TYPE_HEADER) ?? ""
       let delivery: Delivery | undefined
       if (type === EnvelopeBatch.$type) {

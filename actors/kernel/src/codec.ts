@@ -3,7 +3,7 @@
  * (or in each BatchEntry), so a receiver decodes with the codec the sender meant, and an unknown name or
  * bad bytes become typed errors rather than garbage. Pure: no I/O.
  */
-import type { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire"
+import { BinaryReader, type BinaryWriter } from "@bufbuild/protobuf/wire"
 import * as Either from "effect/Either"
 import { MalformedMessageError, OversizedMessageError, UnknownTypeError } from "./errors.js"
 
@@ -31,6 +31,19 @@ export const encodeChecked = <A>(
     : Either.right(bytes)
 }
 
+/**
+ * Decodes all of `bytes` as `codec`, or throws. A generated decoder stops at a zero tag or an end-group tag and
+ * returns what it read so far: the rest of the payload would be dropped without a word (found by fuzzing).
+ */
+export const decodeWhole = <A>(codec: Pick<Codec<A>, "decode">, bytes: Uint8Array): A => {
+  const reader = new BinaryReader(bytes)
+  const value = codec.decode(reader, bytes.length)
+  if (reader.pos !== bytes.length) {
+    throw new Error(`invalid tag (field number 0 or an end-group) before byte ${reader.pos} of ${bytes.length}`)
+  }
+  return value
+}
+
 /** Decodes `bytes` as `codec`, turning a protobuf parse failure into MalformedMessageError. */
 export const decodeAs = <A>(
   codec: Codec<A>,
@@ -38,7 +51,7 @@ export const decodeAs = <A>(
   subject: string
 ): Either.Either<A, MalformedMessageError> =>
   Either.try({
-    try: () => codec.decode(bytes),
+    try: () => decodeWhole(codec, bytes),
     catch: (cause) => new MalformedMessageError({ type: codec.$type, subject, cause })
   })
 

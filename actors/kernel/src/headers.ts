@@ -6,3 +6,8 @@ export const TYPE_HEADER = "reef-type"
 export const ERROR_HEADER = "reef-error"
 /** W3C trace context of the sender's span (one name, owned by @reef/observability). */
 export { TRACEPARENT_HEADER } from "@reef/observability/tracing"
+/**
+ * Set by the receiving kernel (never by a sender) on a message whose NATS header block does not parse; its
+ * value says why. The message is refused as malformed instead of throwing inside the NATS callback.
+ */
+export const MALFORMED_HEADERS_HEADER = "reef-malformed-headers"

@@ -37,13 +37,14 @@ export {
   CodecRegistry,
   DEFAULT_MAX_PAYLOAD_BYTES,
   decodeAs,
+  decodeWhole,
   encodeChecked,
   encodeMessage
 } from "./codec.js"
 export { defaultKernelConfig, KernelConfig, type KernelConfigShape, kernelConfigLayer } from "./config.js"
 export { CounterAddRpc, CounterFailRpc, CounterGetRpc, type CounterState, counterActor } from "./counter-actor.js"
 export * from "./errors.js"
-export { ERROR_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
+export { ERROR_HEADER, MALFORMED_HEADERS_HEADER, TRACEPARENT_HEADER, TYPE_HEADER } from "./headers.js"
 export { type Kernel, memoryKernelLayer, natsKernelLayer } from "./kernel-layer.js"
 export { isJoined, Membership, type MembershipShape, membershipLayer } from "./membership.js"
 export { emptyView, type MembershipConfig, type MembershipView, memberKey, stepMembership } from "./membership-view.js"

@@ -8,6 +8,7 @@ import { type Msg, type MsgHdrs, MsgHdrsImpl, headers as natsHeaders } from "@na
 import { MsgImpl } from "@nats-io/nats-core/internal"
 import { TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import { FixedHeaders, type Headers } from "./bus.js"
+import { MALFORMED_HEADERS_HEADER } from "./headers.js"
 
 /** A fixed header set's NATS form, encoded once on first use (nats.js encodes headers on every publish). */
 class EncodedOnce extends MsgHdrsImpl {
@@ -86,9 +87,15 @@ export class ReceivedHeaders {
     for (const block of this.blocks) {
       if (block.bytes.length === length && sameBytes(block.bytes, raw, length)) return block.headers
     }
-    const decoded = m.headers
-    if (decoded === undefined) return NO_HEADERS
-    const headers = fromNatsHeaders(decoded)
+    let headers: Map<string, string>
+    try {
+      const decoded = m.headers
+      if (decoded === undefined) return NO_HEADERS
+      headers = fromNatsHeaders(decoded)
+    } catch (cause) {
+      // nats.js throws on a header name it would not send itself (found by fuzzing): any raw client can send one.
+      return new FixedHeaders([[MALFORMED_HEADERS_HEADER, String((cause as Error)?.message ?? cause)]])
+    }
     if (headers.has(TRACEPARENT_HEADER)) return headers
     const block = { bytes: raw.slice(0, length), headers: new FixedHeaders(headers) }
     this.blocks[this.next] = block

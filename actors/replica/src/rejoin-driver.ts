@@ -23,6 +23,7 @@ import { type CatchUpReply, ErrorCode } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
+import { catchUpReplyProblem, snapshotChunkProblem } from "./catch-up-check.js"
 import { CatchUpRpc, SnapshotChunkRpc } from "./catch-up-server.js"
 import type { ReplicaState } from "./replica-state.js"
 import { deliveredFromWire, installSnapshot } from "./snapshot.js"
@@ -47,6 +48,16 @@ export class CatchUpPartsError extends Data.TaggedError("CatchUpPartsError")<{
 }> {
   override get message() {
     return `${this.peer}'s decisions outran the ${this.parts} parts fetched of its catch-up answer`
+  }
+}
+
+/** A peer's catch-up answer that cannot be acted on (catch-up-check.ts): counted as no answer. */
+export class InvalidCatchUpError extends Data.TaggedError("InvalidCatchUpError")<{
+  readonly peer: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `${this.peer}'s catch-up answer is invalid: ${this.reason}`
   }
 }
 
@@ -120,13 +131,23 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
    * back to a snapshot meanwhile answers with that. (Before, such a joiner got a snapshot each time, and under
    * load installed one snapshot after another while the group wrote more than one message's worth.)
    */
+  const askCatchUp = (peer: string, fromInstance: number) =>
+    askPeer(peer, CatchUpRpc, { group: state.group, fromInstance }).pipe(
+      Effect.flatMap((reply) => {
+        const problem = catchUpReplyProblem(reply)
+        if (problem === undefined) return Effect.succeed(reply)
+        options.log("warn", `refused the catch-up answer of ${peer}: ${problem}`)
+        return Effect.fail(new InvalidCatchUpError({ peer, reason: problem }))
+      })
+    )
+
   const askAll = (peer: string, fromInstance: number) =>
     Effect.gen(function* () {
-      let reply = yield* askPeer(peer, CatchUpRpc, { group: state.group, fromInstance })
+      let reply = yield* askCatchUp(peer, fromInstance)
       let decisions = reply.decisions
       for (let part = 1; reply.more && !reply.hasSnapshot && part < MAX_CATCH_UP_PARTS; part++) {
         const next = Number(decisions.at(-1)?.instance ?? fromInstance - 1) + 1
-        reply = yield* askPeer(peer, CatchUpRpc, { group: state.group, fromInstance: next })
+        reply = yield* askCatchUp(peer, next)
         if (reply.hasSnapshot) return reply
         decisions = [...decisions, ...reply.decisions]
       }
@@ -162,8 +183,13 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
         Array.from({ length: total }, (_, chunk) => chunk),
         (chunk) =>
           askPeer(peer, SnapshotChunkRpc, { group: state.group, snapshotId: reply.snapshotId, chunk }).pipe(
-            Effect.map((r) => r.entries),
             Effect.mapError((e) => new RestoreError({ peer, reason: `chunk ${chunk}: ${e.message}` })),
+            Effect.flatMap((r) => {
+              const problem = snapshotChunkProblem(r)
+              return problem === undefined
+                ? Effect.succeed(r.entries)
+                : Effect.fail(new RestoreError({ peer, reason: `chunk ${chunk}: ${problem}` }))
+            }),
             // A line at each quarter of a long transfer (a replica's output is lines, read by reef up or a log).
             Effect.tap(() => {
               fetched++

@@ -4,6 +4,7 @@
  * applied: replaying a wrong entry would make this client diverge from every other.
  */
 import { crc32 } from "node:zlib"
+import { type Codec, decodeWhole } from "@reef/kernel"
 import {
   AirDbCommandEntry,
   AirDbSegmentAdded,
@@ -32,9 +33,8 @@ export class CorruptRecord extends Data.TaggedError("CorruptRecord")<{
   }
 }
 
-interface Message<T> {
+interface Message<T> extends Pick<Codec<T>, "decode"> {
   encode(message: T): { finish(): Uint8Array }
-  decode(bytes: Uint8Array): T
 }
 
 const seal = <T>(codec: Message<T>, message: T): Uint8Array => {
@@ -54,7 +54,7 @@ const open = <T>(codec: Message<T>, bytes: Uint8Array, segment: string, position
   const expected = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(1)
   if (crc32(payload) !== expected) return corrupt("checksum mismatch")
   try {
-    return codec.decode(payload)
+    return decodeWhole(codec, payload)
   } catch (cause) {
     return corrupt(`undecodable payload: ${cause instanceof Error ? cause.message : String(cause)}`)
   }

@@ -14,7 +14,7 @@
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { headers as natsHeaders } from "@nats-io/nats-core"
-import { defineActor, type Kernel, KernelConfig, PresenceDetails, spawn, TYPE_HEADER } from "@reef/kernel"
+import { decodeWhole, defineActor, type Kernel, KernelConfig, PresenceDetails, spawn, TYPE_HEADER } from "@reef/kernel"
 import { currentTraceparent, MessagingTracing, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import { ChainBlock, ChainHint, ChainInfo } from "@reef/proto"
 import * as Context from "effect/Context"
@@ -41,6 +41,7 @@ import { absorbBlock, crossBlockCache, StoreState } from "../state/store-state.j
 import {
   type ChainScale,
   type ChainSpec,
+  ChainSpecError,
   chainSpec,
   contractsOf,
   decodeChainSpec,
@@ -323,6 +324,11 @@ const catchUpStreams = (
 export const decodeChainInfo = (
   bytes: Uint8Array
 ): { readonly chain: string; readonly spec: ChainSpec; readonly primaryId: string } => {
-  const info = ChainInfo.decode(bytes)
+  let info: ChainInfo
+  try {
+    info = decodeWhole(ChainInfo, bytes)
+  } catch (cause) {
+    throw new ChainSpecError({ detail: `the genesis info does not decode: ${(cause as Error).message}` })
+  }
   return { chain: info.chain, spec: decodeChainSpec(info.genesisSpec), primaryId: info.primaryId }
 }

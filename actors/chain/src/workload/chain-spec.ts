@@ -8,6 +8,7 @@
  * millions of holders, so most keys a block touches are cold and far apart on disk.
  */
 
+import * as Data from "effect/Data"
 import { comptrollerDenseSize, MAX_MARKETS, marketDenseSize, oracleDenseSize } from "../runtime/contracts/lending.js"
 import { mintDenseSize } from "../runtime/contracts/mint-list.js"
 import { TOKEN_FLAG_BLACKLIST, TOKEN_FLAG_PACKED_BLACKLIST, tokenDenseSize } from "../runtime/contracts/tokens.js"
@@ -238,4 +239,73 @@ export const tokenHub = (chain: ChainContracts, position: number): number =>
   position < HUBS ? chain.tokens[position]! : hubOf(chain.hubs, position)
 
 export const encodeChainSpec = (spec: ChainSpec): Buffer => Buffer.from(JSON.stringify(spec))
-export const decodeChainSpec = (bytes: Uint8Array): ChainSpec => JSON.parse(Buffer.from(bytes).toString()) as ChainSpec
+/** A published genesis description that is not a ChainSpec (read from the network: checked field by field). */
+export class ChainSpecError extends Data.TaggedError("ChainSpecError")<{ readonly detail: string }> {
+  override get message() {
+    return `invalid chain spec: ${this.detail}`
+  }
+}
+
+/** Counts a spec may hold: far beyond the `full` preset, short of what would overflow a key's 32-bit fields. */
+const MAX_SPEC_COUNT = 2 ** 31 - 1
+const COUNT_FIELDS = [
+  "seed",
+  "users",
+  "midTokens",
+  "smallTokens",
+  "extraPools",
+  "markets",
+  "mintLists",
+  "mintNodes",
+  "mintBuckets",
+  "mintWalkMax",
+  "codeBytesMin",
+  "codeBytesMax"
+] as const
+const SHARE_FIELDS = [
+  "midHolderShare",
+  "smallHolderShare",
+  "allowanceShare",
+  "lendingShare",
+  "preHistoryShare"
+] as const
+
+const isShare = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1
+
+/**
+ * The spec in `bytes` (JSON, as encodeChainSpec writes it), every field checked: it comes from a JetStream KV
+ * bucket, and a cast of whatever parsed used to let any value through (found by fuzzing).
+ */
+export const decodeChainSpec = (bytes: Uint8Array): ChainSpec => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(bytes).toString())
+  } catch (cause) {
+    throw new ChainSpecError({ detail: `not JSON: ${(cause as Error).message}` })
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ChainSpecError({ detail: "not an object" })
+  }
+  const o = parsed as Record<string, unknown>
+  const expected: ReadonlyArray<string> = [...COUNT_FIELDS, ...SHARE_FIELDS, "hubHolderShare"]
+  const unknown = Object.keys(o).find((k) => !expected.includes(k))
+  if (unknown !== undefined) throw new ChainSpecError({ detail: `unknown field ${JSON.stringify(unknown)}` })
+  for (const field of COUNT_FIELDS) {
+    const v = o[field]
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > MAX_SPEC_COUNT) {
+      throw new ChainSpecError({ detail: `${field} is ${JSON.stringify(v)}, not a count` })
+    }
+  }
+  for (const field of SHARE_FIELDS) {
+    if (!isShare(o[field])) throw new ChainSpecError({ detail: `${field} is ${JSON.stringify(o[field])}, not a share` })
+  }
+  const hubs = o.hubHolderShare
+  if (!Array.isArray(hubs) || hubs.length !== HUBS || !hubs.every(isShare)) {
+    throw new ChainSpecError({ detail: `hubHolderShare is not ${HUBS} shares` })
+  }
+  if ((o.markets as number) > MAX_MARKETS) throw new ChainSpecError({ detail: `more than ${MAX_MARKETS} markets` })
+  if ((o.codeBytesMin as number) > (o.codeBytesMax as number)) {
+    throw new ChainSpecError({ detail: "codeBytesMin is above codeBytesMax" })
+  }
+  return o as unknown as ChainSpec
+}
