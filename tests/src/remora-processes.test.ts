@@ -6,16 +6,10 @@
  * order consensus chose. Malformed transactions sent in the same frames get their own rejection each and
  * disturb nothing else.
  */
-import {
-  type RemoraClient,
-  receiptOrder,
-  referenceHash,
-  type SignedWorkload,
-  type Submitted,
-  signedWorkload
-} from "@reef/coordinator"
+import { type RemoraClient, receiptOrder, referenceHash, type Submitted, signedWorkload } from "@reef/coordinator"
 import { type Receipt, RejectReason, TokenTransfer, type Transaction, TransactionBody, TxStatus } from "@reef/proto"
 import { ed25519Signer, signingKeyFromSeed, TOKEN_CONTRACT, YCSB_CONTRACT } from "@reef/remora"
+import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Harness, makeHarness, startNats } from "./harness.js"
 import { startGroup } from "./popuc-harness.js"
@@ -38,8 +32,7 @@ const signed = (body: Partial<TransactionBody> & { readonly id: string }): Trans
   )
 
 /** Bad input, one of each kind, with the reason the coordinator must give. */
-const badInput = (workload: SignedWorkload, prefix: string): ReadonlyArray<[Transaction, RejectReason]> => [
-  [workload.txs[10]!, RejectReason.REJECT_REASON_DUPLICATE_ID],
+const badInput = (prefix: string): ReadonlyArray<[Transaction, RejectReason]> => [
   [
     signed({
       id: `${prefix}-unknown`,
@@ -83,7 +76,7 @@ const runAndCheck = async (client: RemoraClient, seed: number, prefix: string) =
     0.05,
     `${prefix}-`
   )
-  const bad = badInput(workload, prefix)
+  const bad = badInput(prefix)
   const middle = TRANSACTIONS / 2
   const txs = [...workload.txs.slice(0, middle), ...bad.map(([tx]) => tx), ...workload.txs.slice(middle)]
   const outcomes = await submitAll(client, txs, 2_000)
@@ -106,6 +99,10 @@ const runAndCheck = async (client: RemoraClient, seed: number, prefix: string) =
   expect(receipts.filter((r) => r.status === TxStatus.TX_STATUS_EXECUTED).length).toBe(TRANSACTIONS - workload.invalid)
   // Seqs are the consensus order: every one exactly once.
   expect(new Set(receipts.map((r) => r.seq)).size).toBe(TRANSACTIONS)
+
+  // Idempotent submit: an id submitted again gets its one receipt, and is not executed again.
+  const again = await Effect.runPromise(client.submit(workload.txs[10]!))
+  expect(again).toEqual(outcomes[10])
 
   const state = await completeState(client)
   expect(state).toMatchObject({ accepted: TRANSACTIONS, rejected: bad.length, completed: TRANSACTIONS })

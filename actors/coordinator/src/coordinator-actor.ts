@@ -3,8 +3,7 @@
  * call; asks for an object the coordinator holds (the initial value of a key no worker owns yet).
  */
 import { defineActor, type Handler, onAsk, onTellBatch } from "@reef/kernel"
-import { ObjectRequest, WorkerReport } from "@reef/proto"
-import { COORDINATOR_SOURCE, genesisValue } from "@reef/remora"
+import { EpochReport, ObjectRequest, WorkerReport } from "@reef/proto"
 import { COORDINATOR_ROLE, PeekObjectRpc } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -22,6 +21,7 @@ export const coordinatorActor = (driver: CoordinatorDriver) =>
     initialState: Effect.succeed(driver),
     handlers: [
       onTellBatch(WorkerReport, (reports, { state }) => withDriver(state, (d) => d.onReports(reports))),
+      onTellBatch(EpochReport, (reports, { state }) => withDriver(state, (d) => d.onEpochReports(reports))),
       onTellBatch(ObjectRequest, (requests, { state }) =>
         withDriver(state, (d) => {
           for (const r of requests) d.onObjectRequest(r.key, r.version, r.requester)
@@ -29,10 +29,10 @@ export const coordinatorActor = (driver: CoordinatorDriver) =>
       ),
       onAsk(PeekObjectRpc, (m: { readonly key: string }, { state }) =>
         withDriver(state, (d) => {
-          const { owner, assignedVersion } = d.owner(m.key)
-          return owner === COORDINATOR_SOURCE && assignedVersion === 0
-            ? { held: true, version: 0, value: Buffer.from(genesisValue(m.key)) }
-            : { held: false, version: 0, value: Buffer.alloc(0) }
+          const held = d.held(m.key)
+          return held === undefined
+            ? { held: false, version: 0, value: Buffer.alloc(0) }
+            : { held: true, version: held.version, value: Buffer.from(held.value) }
         })
       )
     ] as ReadonlyArray<Handler<CoordinatorDriver, never>>

@@ -14,6 +14,9 @@ import { createHash } from "node:crypto"
 import type { Codec } from "@reef/kernel"
 import {
   type CommitEvent,
+  EpochControl,
+  type EpochReport,
+  Fence,
   ObjectTransfer,
   type Receipt,
   type Rejection,
@@ -50,6 +53,7 @@ import {
 } from "@reef/remora/shell"
 import type * as Tracer from "effect/Tracer"
 import type { ConsensusSourceShape, Decision } from "./consensus-source.js"
+import { type DurableState, memoryDurableState } from "./durable-state.js"
 import { defaultMempoolLimits, Mempool, type MempoolLimits } from "./mempool.js"
 import { ReceiptBook, type ReceiptWaiter } from "./receipts.js"
 
@@ -63,8 +67,10 @@ export interface CoordinatorOptions {
   /** Proposals in consensus at once; beyond it the pool waits (and fills up: back-pressure on clients). */
   readonly maxPendingProposals: number
   readonly mempool: MempoolLimits
-  /** Receipts kept for GetReceipt. */
+  /** Receipts kept in memory for GetReceipt (all of them are on disk with --data-dir). */
   readonly maxReceipts: number
+  /** An epoch ends this often (ms; 0: only every `params.epochBlocks` blocks). */
+  readonly epochMs: number
 }
 
 export const defaultCoordinatorOptions = (
@@ -79,7 +85,8 @@ export const defaultCoordinatorOptions = (
   maxBlockTxs: 2000,
   maxPendingProposals: 256,
   mempool: defaultMempoolLimits,
-  maxReceipts: 200_000
+  maxReceipts: 200_000,
+  epochMs: 1_000
 })
 
 export interface CoordinatorIo {
@@ -106,6 +113,10 @@ export interface CoordinatorCounters {
   blocks: number
   /** Workers seen to restart (a new incarnation of a known id). */
   workerRestarts: number
+  recoveries: number
+  epochsPersisted: number
+  /** Re-executions whose outcome differed from the receipt given before (Lemma 8 says never). */
+  reexecutionMismatches: number
 }
 
 /** Batches stay well inside the bus's 1 MiB payload limit. */
@@ -175,8 +186,21 @@ export class CoordinatorDriver {
     committed: 0,
     completed: 0,
     blocks: 0,
-    workerRestarts: 0
+    workerRestarts: 0,
+    recoveries: 0,
+    epochsPersisted: 0,
+    reexecutionMismatches: 0
   }
+  /** A restarted coordinator replays its log before it admits anything (UNAVAILABLE until then). */
+  private restoring = false
+  /** When this incarnation started, and when it served again after a restore (ms since the epoch). */
+  readonly startedAtMs = Date.now()
+  servingAtMs: number | undefined
+  /** Receipts built this turn, given once they are on disk. */
+  private unflushed: Array<Receipt> = []
+  private flushScheduled = false
+  private readonly epochTimer: ReturnType<typeof setInterval> | undefined
+  private readonly ticker: ReturnType<typeof setInterval>
   private readonly watchers = new Set<(event: CommitEvent) => void>()
   private readonly windows = new Map<number, Window>()
   private readonly heights = new Map<number, Height>()
@@ -188,18 +212,80 @@ export class CoordinatorDriver {
   constructor(
     readonly options: CoordinatorOptions,
     private readonly io: CoordinatorIo,
-    readonly consensus: ConsensusSourceShape
+    readonly consensus: ConsensusSourceShape,
+    readonly durable: DurableState = memoryDurableState()
   ) {
     this.core = createCoordinator<Transaction>(options.params)
     this.mempool = new Mempool(options.mempool)
-    this.receipts = new ReceiptBook(options.maxReceipts)
+    this.receipts = new ReceiptBook(options.maxReceipts, durable.receipt)
+    this.restore()
     consensus.listen((d) => this.onDecision(d))
     this.blockTimer = setInterval(() => this.proposeBlocks(), options.blockIntervalMs)
+    this.epochTimer =
+      options.epochMs > 0 ? setInterval(() => this.feed({ _tag: "EndEpoch" }), options.epochMs) : undefined
+    this.ticker = setInterval(() => {
+      this.feed({ _tag: "Tick", nowMs: performance.now() })
+      this.checkServing()
+    }, 200)
   }
 
   close(): void {
     this.closed = true
     clearInterval(this.blockTimer)
+    clearInterval(this.ticker)
+    if (this.epochTimer !== undefined) clearInterval(this.epochTimer)
+    this.flushReceipts()
+  }
+
+  /** A new incarnation on an earlier one's data: its chain, receipts and seen ids, replayed once workers are there. */
+  private restore(): void {
+    const restored = this.durable.restore()
+    if (restored === undefined) return
+    this.restoring = true
+    const last = restored.log[restored.log.length - 1]
+    const committed = last === undefined ? restored.persisted.seq : last.firstSeq + last.txs.length - 1
+    this.counters.committed = committed
+    this.counters.completed = restored.receipts
+    this.counters.blocks = last?.height ?? restored.persisted.height
+    for (const b of restored.log) {
+      let remaining = 0
+      for (const tx of b.txs) {
+        if (this.receipts.given(tx.id) !== undefined) continue
+        this.receipts.accepted(tx.id, 0)
+        remaining++
+      }
+      const window = { span: undefined, digest: b.digest }
+      if (remaining > 0) this.heights.set(b.height, { window, committedAtMs: b.committedAtMs, remaining })
+      this.mempool.rememberAll(b.txs.map((tx) => tx.id))
+    }
+    this.io.warn(
+      `coordinator restarted (${this.durable.description}): snapshot of epoch ${restored.persisted.epoch} ` +
+        `(seq ${restored.persisted.seq}, height ${restored.persisted.height}), ${restored.log.length} blocks to replay ` +
+        `up to seq ${committed}, ${restored.receipts} receipts kept, fence generation ${restored.generation}; ` +
+        `UNAVAILABLE until replayed`
+    )
+    this.feed({
+      _tag: "Restore",
+      generation: restored.generation,
+      persisted: restored.persisted,
+      snapshot: restored.snapshot,
+      log: restored.log
+    })
+  }
+
+  /** Serving again once the replay of a restore has completed. */
+  private checkServing(): void {
+    if (!this.restoring) return
+    if (this.core.replayPending || this.core.inflight.watermark <= this.core.replayedTo) return
+    this.restoring = false
+    this.servingAtMs = Date.now()
+    this.io.warn(`coordinator recovered: serving again ${this.servingAtMs - this.startedAtMs} ms after start`)
+  }
+
+  /** Why a submission cannot be taken now, if it cannot. */
+  get unavailable(): string | undefined {
+    this.checkServing()
+    return this.restoring ? "the coordinator restarted and is replaying its committed blocks; retry" : undefined
   }
 
   // ---- clients --------------------------------------------------------------------------------------------
@@ -207,7 +293,13 @@ export class CoordinatorDriver {
   /** Admits a transaction into the pool (or refuses it); `waiter` hears its receipt once it executed. */
   submit(tx: Transaction, waiter?: ReceiptWaiter): SubmitOutcome {
     if (this.closed) return this.refuse("", RejectReason.REJECT_REASON_UNAVAILABLE, "the coordinator is shutting down")
-    const admitted = this.mempool.submit(tx)
+    const unavailable = this.unavailable
+    if (unavailable !== undefined) return this.refuse("", RejectReason.REJECT_REASON_UNAVAILABLE, unavailable)
+    const admitted = this.mempool.submit(tx, (id) => this.receipts.given(id) !== undefined)
+    // Idempotent submit: an id seen before is answered with its one receipt (now, or once it has executed).
+    if (!admitted.ok && admitted.duplicate === true && this.receipts.wait(admitted.txId, waiter ?? (() => {}))) {
+      return { accepted: true, txId: admitted.txId }
+    }
     if (!admitted.ok) {
       this.counters.rejected++
       return { accepted: false, txId: admitted.txId, rejection: admitted.rejection }
@@ -237,6 +329,29 @@ export class CoordinatorDriver {
     }
   }
 
+  /**
+   * The version of `key` the coordinator itself holds as its current owner: its persisted value (after a
+   * recovery reclaimed it), or the initial value of a key never assigned; undefined when a worker owns it.
+   */
+  held(key: string): { readonly version: number; readonly value: Uint8Array } | undefined {
+    const id = this.core.keys.find(key)
+    const packed = id < 0 ? 0 : this.core.router.get(id)
+    if (ownerOf(packed) !== 0) return undefined
+    const version = versionOf(packed)
+    if (version === 0) return { version, value: genesisValue(key) }
+    const persisted = this.core.snapshot.get(key)
+    return persisted?.version === version ? persisted : undefined
+  }
+
+  /** Every object the coordinator holds as owner beyond the initial values (for the state digest). */
+  *heldObjects(): Iterable<{ readonly key: string; readonly version: number; readonly value: Uint8Array }> {
+    for (const o of this.core.snapshot.values()) {
+      const id = this.core.keys.find(o.key)
+      const packed = id < 0 ? 0 : this.core.router.get(id)
+      if (ownerOf(packed) === 0 && versionOf(packed) === o.version) yield o
+    }
+  }
+
   /** The workers placements go to. */
   get workers(): ReadonlyArray<string> {
     return this.core.active.map((c) => this.core.registry.idOf(c))
@@ -258,6 +373,18 @@ export class CoordinatorDriver {
     this.feed({ _tag: "Workers", workers })
   }
 
+  onEpochReports(reports: ReadonlyArray<EpochReport>): void {
+    for (const r of reports) {
+      this.feed({
+        _tag: "EpochReport",
+        worker: r.worker,
+        generation: r.generation,
+        epoch: r.epoch,
+        objects: r.objects.map((o) => ({ key: o.key, version: o.version, value: new Uint8Array(o.value) }))
+      })
+    }
+  }
+
   onReports(reports: ReadonlyArray<WorkerReport>): void {
     for (const r of reports) {
       const completions: Array<CompletionData> = []
@@ -271,7 +398,8 @@ export class CoordinatorDriver {
         worker: r.worker,
         incarnation: r.incarnation,
         completions,
-        statelessDoneUs: r.statelessDoneUs
+        statelessDoneUs: r.statelessDoneUs,
+        generation: r.generation
       })
     }
   }
@@ -326,10 +454,23 @@ export class CoordinatorDriver {
 
   // ---- the core -------------------------------------------------------------------------------------------
 
+  private readonly inputs: Array<CoordinatorInput<Transaction>> = []
+  private feeding = false
+
+  /** Steps the core, never re-entrantly: an output that makes an input (Persisted) goes to the back. */
   private feed(input: CoordinatorInput<Transaction>): void {
-    const ended: Array<Window> = []
-    for (const o of stepCoordinator(this.core, input)) this.perform(o, ended)
-    for (const w of ended) this.io.spans.end(w.span)
+    this.inputs.push(input)
+    if (this.feeding) return
+    this.feeding = true
+    try {
+      for (let next = this.inputs.shift(); next !== undefined; next = this.inputs.shift()) {
+        const ended: Array<Window> = []
+        for (const o of stepCoordinator(this.core, next)) this.perform(o, ended)
+        for (const w of ended) this.io.spans.end(w.span)
+      }
+    } finally {
+      this.feeding = false
+    }
   }
 
   private perform(o: CoordinatorOutput<Transaction>, ended: Array<Window>): void {
@@ -370,10 +511,72 @@ export class CoordinatorDriver {
         this.counters.workerRestarts++
         this.io.warn(
           `worker ${o.worker} restarted (incarnation ${o.previous} -> ${o.incarnation}): ${o.lostSeqs.length} ` +
-            `transactions in flight and ${o.leases} leases of the old process wait for recovery`
+            `transactions in flight and ${o.leases} leases of the old process are recovered`
         )
         break
+      case "Fence":
+        // On disk before any worker hears of it: a restarted coordinator must fence above it.
+        this.durable.setGeneration(o.generation)
+        for (const w of o.workers)
+          this.io.tellWorker(
+            w,
+            Fence,
+            [{ generation: o.generation, coordinatorIncarnation: this.options.incarnation }],
+            undefined
+          )
+        break
+      case "Recovered": {
+        this.counters.recoveries++
+        const p = this.core.persisted
+        this.io.warn(
+          `recovery after ${o.reason}: fence generation ${o.generation}; ${o.reclaimed} objects reclaimed; state ` +
+            `rolled back to the snapshot of epoch ${p.epoch} (persist_index ${p.seq}); replay set seqs ` +
+            `${o.fromSeq}..${o.toSeq} (${o.blocks} blocks) dispatched over ${o.workers.join(", ")}; new ` +
+            `transactions are accepted meanwhile`
+        )
+        break
+      }
+      case "RequestEpochReports":
+        for (const w of o.workers) {
+          this.io.tellWorker(
+            w,
+            EpochControl,
+            [{ generation: this.core.generation, reportEpoch: o.epoch, persistedEpoch: 0 }],
+            undefined
+          )
+        }
+        break
+      case "Persist":
+        this.io.spans.record("remora.snapshot", nowNs(), {
+          attributes: {
+            "remora.epoch": o.epoch,
+            "remora.persist_index": o.persisted.seq,
+            "remora.objects": o.objects.length
+          }
+        })
+        this.durable.persistEpoch(o.persisted, o.objects)
+        this.inputs.push({ _tag: "Persisted", epoch: o.epoch })
+        break
+      case "EpochPersisted":
+        this.counters.epochsPersisted++
+        for (const w of o.workers) {
+          this.io.tellWorker(
+            w,
+            EpochControl,
+            [{ generation: this.core.generation, reportEpoch: 0, persistedEpoch: o.epoch }],
+            undefined
+          )
+        }
+        break
       case "Committed": {
+        if (this.heights.has(o.height)) break // a replayed block: committed (and on disk) before
+        this.durable.appendBlock({
+          height: o.height,
+          firstSeq: o.firstSeq,
+          txs: o.txs,
+          digest: this.windows.get(o.proposal)?.digest ?? "",
+          committedAtMs: Date.now()
+        })
         const window = this.windows.get(o.proposal) ?? { span: undefined, digest: "" }
         this.windows.delete(o.proposal)
         const now = Date.now()
@@ -417,7 +620,12 @@ export class CoordinatorDriver {
             {
               key: o.key,
               version: o.version,
-              value: o.value === "genesis" ? Buffer.from(genesisValue(o.key)) : Buffer.alloc(0),
+              value:
+                o.value === "genesis"
+                  ? Buffer.from(genesisValue(o.key))
+                  : o.value === "missing"
+                    ? Buffer.alloc(0)
+                    : Buffer.from(o.value),
               from: COORDINATOR_SOURCE,
               missing: o.value === "missing",
               traceparent: ""
@@ -430,9 +638,18 @@ export class CoordinatorDriver {
   }
 
   private complete(o: Extract<CoordinatorOutput<Transaction>, { _tag: "Completed" }>): void {
-    this.counters.completed++
     const height = this.heights.get(o.height)
-    const receipt: Receipt = this.receipts.complete({
+    const given = this.receipts.given(o.txId)
+    if (given !== undefined) {
+      // Re-executed in a recovery: its receipt stands, and its outcome must be the same (Lemma 8).
+      if (given.status !== statusToWire(o.status) || given.detail !== o.detail || given.seq !== o.seq) {
+        this.counters.reexecutionMismatches++
+        this.io.warn(`re-execution of ${o.txId} (seq ${o.seq}) differs from its receipt: ${o.status} ${o.detail}`)
+      }
+      return
+    }
+    this.counters.completed++
+    const receipt: Receipt = this.receipts.build({
       txId: o.txId,
       status: statusToWire(o.status),
       seq: o.seq,
@@ -444,6 +661,11 @@ export class CoordinatorDriver {
       detail: o.detail,
       completedAtMs: Date.now()
     })
+    this.unflushed.push(receipt)
+    if (!this.flushScheduled) {
+      this.flushScheduled = true
+      setImmediate(() => this.flushReceipts())
+    }
     if (height === undefined) return
     const window = height.window.span
     if (window !== undefined) {
@@ -460,6 +682,16 @@ export class CoordinatorDriver {
       })
     }
     if (--height.remaining <= 0) this.heights.delete(o.height)
+  }
+
+  /** Receipts of the turn go to disk in one transaction, then to their waiters: a given receipt is never lost. */
+  private flushReceipts(): void {
+    this.flushScheduled = false
+    const batch = this.unflushed
+    if (batch.length === 0) return
+    this.unflushed = []
+    this.durable.putReceipts(batch)
+    for (const r of batch) this.receipts.deliver(r)
   }
 
   private refuse(txId: string, reason: RejectReason, message: string): SubmitOutcome {

@@ -100,13 +100,18 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
         if (key === "") return yield* fail(ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "key: must be set")
         const { owner, assignedVersion } = driver.owner(key)
         const base: GetObjectResponse = { key, version: 0, value: Buffer.alloc(0), owner, assignedVersion }
-        if (owner === COORDINATOR_SOURCE) return { ...base, value: Buffer.from(genesisValue(key)) }
+        if (owner === COORDINATOR_SOURCE) {
+          const held = driver.held(key)
+          return held === undefined
+            ? { ...base, value: Buffer.from(genesisValue(key)) }
+            : { ...base, version: held.version, value: Buffer.from(held.value) }
+        }
         // The object may be in flight between two workers (a lease transfer): ask again for a little while.
         const peek = messenger.ask(workerAddress(owner), PeekObjectRpc, { key }, { timeoutMs: 2_000 }).pipe(
           Effect.mapError((e) => fail(ErrorCode.ERROR_CODE_UNAVAILABLE, `${owner}: ${e.message}`)),
           Effect.filterOrFail(
             (r) => r.held,
-            () => fail(ErrorCode.ERROR_CODE_UNAVAILABLE, `${key} is being transferred to ${owner}; retry`)
+            () => fail(ErrorCode.ERROR_CODE_MOVING, `${key} is being transferred to ${owner}; retry`)
           )
         )
         const held = yield* peek.pipe(Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("2 seconds"))))
@@ -121,6 +126,8 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
         { concurrency: "unbounded" }
       )
       const sum = new StateDigestSum()
+      // Objects the coordinator owns again after a recovery (their persisted versions) are part of the state.
+      for (const o of driver.heldObjects()) sum.add(o.key, o.version, o.value)
       let answered = 0
       for (const d of digests) {
         if (d._tag === "Right") {

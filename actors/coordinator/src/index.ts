@@ -15,6 +15,13 @@ export {
   type SubmitOutcome
 } from "./coordinator-driver.js"
 export {
+  type BlockRecord,
+  type DurableState,
+  lmdbDurableState,
+  memoryDurableState,
+  type Restored
+} from "./durable-state.js"
+export {
   ExecutionCallError,
   type ExecutionClientOptions,
   makeExecutionClient,

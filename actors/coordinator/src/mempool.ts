@@ -23,7 +23,7 @@ export const defaultMempoolLimits: MempoolLimits = {
 
 export type Admitted =
   | { readonly ok: true; readonly tx: RemoraTx }
-  | { readonly ok: false; readonly txId: string; readonly rejection: Rejection }
+  | { readonly ok: false; readonly txId: string; readonly rejection: Rejection; readonly duplicate?: true }
 
 export class Mempool {
   private queue = new Deque<RemoraTx>()
@@ -36,14 +36,18 @@ export class Mempool {
     return this.queue.length + this.front.length
   }
 
-  /** Admits `tx` at the back of the queue, or says why not. */
-  submit(tx: Transaction): Admitted {
+  /**
+   * Admits `tx` at the back of the queue, or says why not. `known`: ids an earlier incarnation committed (a
+   * duplicate of one, like a duplicate seen here, is marked `duplicate`: the caller answers with its receipt).
+   */
+  submit(tx: Transaction, known: (id: string) => boolean = () => false): Admitted {
     const a = admit(tx, this.limits.admission)
     if (!a.ok) return { ok: false, txId: a.txId, rejection: a.rejection }
     const id = a.meta.id
-    if (this.seen.has(id)) {
+    if (this.seen.has(id) || known(id)) {
       return {
         ok: false,
+        duplicate: true,
         txId: id,
         rejection: {
           reason: RejectReason.REJECT_REASON_DUPLICATE_ID,
@@ -84,6 +88,11 @@ export class Mempool {
   /** A rejected block's transactions go first into the next block. */
   requeue(txs: ReadonlyArray<RemoraTx>): void {
     this.front.unshift(...txs)
+  }
+
+  /** Ids a restored coordinator committed already (its log): a resubmission is a duplicate. */
+  rememberAll(ids: Iterable<string>): void {
+    for (const id of ids) this.remember(id)
   }
 
   private remember(id: string): void {

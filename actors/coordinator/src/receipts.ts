@@ -15,7 +15,11 @@ export class ReceiptBook {
   private readonly pending = new Map<string, Pending>()
   private readonly done = new Map<string, Receipt>()
 
-  constructor(private readonly capacity = 200_000) {}
+  /** `durable`: receipts of earlier incarnations (or beyond `capacity`), from the coordinator's disk. */
+  constructor(
+    private readonly capacity = 200_000,
+    private readonly durable: (txId: string) => Receipt | undefined = () => undefined
+  ) {}
 
   accepted(txId: string, acceptedAtMs: number, waiter?: ReceiptWaiter): void {
     this.pending.set(txId, { acceptedAtMs, waiters: waiter === undefined ? undefined : [waiter] })
@@ -23,7 +27,7 @@ export class ReceiptBook {
 
   /** Another caller waits for `txId`'s receipt; false when the id is unknown. */
   wait(txId: string, waiter: ReceiptWaiter): boolean {
-    const receipt = this.done.get(txId)
+    const receipt = this.done.get(txId) ?? this.durable(txId)
     if (receipt !== undefined) {
       waiter(receipt)
       return true
@@ -39,8 +43,12 @@ export class ReceiptBook {
    * rather than once per transaction), stores it and answers its waiters.
    */
   complete(receipt: Omit<Receipt, "acceptedAtMs">): Receipt {
+    return this.deliver(this.build(receipt))
+  }
+
+  /** The full receipt (its accept time from the pending entry), not given yet. */
+  build(receipt: Omit<Receipt, "acceptedAtMs">): Receipt {
     const p = this.pending.get(receipt.txId)
-    this.pending.delete(receipt.txId)
     // Field by field: a spread copy costs several times more on this path (one per transaction).
     const full: Receipt = {
       txId: receipt.txId,
@@ -55,6 +63,13 @@ export class ReceiptBook {
       committedAtMs: receipt.committedAtMs,
       completedAtMs: receipt.completedAtMs
     }
+    return full
+  }
+
+  /** Gives a built receipt (once it is durable): kept for GetReceipt, and its waiters answered. */
+  deliver(full: Receipt): Receipt {
+    const p = this.pending.get(full.txId)
+    this.pending.delete(full.txId)
     this.done.set(full.txId, full)
     if (this.done.size > this.capacity) this.done.delete(this.done.keys().next().value!)
     for (const w of p?.waiters ?? []) w(full)
@@ -62,7 +77,12 @@ export class ReceiptBook {
   }
 
   lookup(txId: string): Receipt | "pending" | undefined {
-    return this.done.get(txId) ?? (this.pending.has(txId) ? "pending" : undefined)
+    return this.done.get(txId) ?? (this.pending.has(txId) ? "pending" : this.durable(txId))
+  }
+
+  /** The receipt given for `txId` (this incarnation or an earlier one), if any. */
+  given(txId: string): Receipt | undefined {
+    return this.done.get(txId) ?? this.durable(txId)
   }
 
   get pendingCount(): number {

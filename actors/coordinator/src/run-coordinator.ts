@@ -18,6 +18,7 @@ import type * as Tracer from "effect/Tracer"
 import { ConsensusSource } from "./consensus-source.js"
 import { coordinatorActor } from "./coordinator-actor.js"
 import { CoordinatorDriver, type CoordinatorOptions, defaultCoordinatorOptions } from "./coordinator-driver.js"
+import { lmdbDurableState, memoryDurableState } from "./durable-state.js"
 import { makeExecutionService } from "./execution-service.js"
 import { WorkerSet } from "./worker-set.js"
 
@@ -27,6 +28,8 @@ export interface RunCoordinatorOptions extends Partial<Omit<CoordinatorOptions, 
   /** gRPC port of reef.v1.Execution; 0 picks a free one. */
   readonly grpcPort?: number
   readonly grpcHost?: string
+  /** Where the coordinator keeps its chain, receipts and snapshots (LMDB); none: in memory (a restart starts over). */
+  readonly dataDir?: string
 }
 
 export interface CoordinatorHandle {
@@ -42,7 +45,9 @@ export const coordinatorStatus = (driver: CoordinatorDriver): Record<string, str
   committed: String(driver.counters.committed),
   completed: String(driver.counters.completed),
   blocks: String(driver.counters.blocks),
-  workers: String(driver.workers.length)
+  workers: String(driver.workers.length),
+  recoveries: String(driver.counters.recoveries),
+  "persist index": String(driver.core.persisted.seq)
 })
 
 export const EXECUTION_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/execution.proto"]
@@ -57,7 +62,7 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
     const tracer = yield* Effect.tracer
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const incarnation = randomUUID()
-    const { id, params, grpcPort, grpcHost, ...rest } = options
+    const { id, params, grpcPort, grpcHost, dataDir, ...rest } = options
     const resolved: CoordinatorOptions = {
       ...defaultCoordinatorOptions(id, incarnation, { ...defaultCoordinatorParams, ...params }),
       ...rest
@@ -77,6 +82,10 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
         )
       runFork(parent === undefined ? send : Effect.withParentSpan(send, parent))
     }
+    const durable = yield* Effect.acquireRelease(
+      dataDir === undefined ? Effect.succeed(memoryDurableState()) : Effect.promise(() => lmdbDurableState(dataDir)),
+      (d) => Effect.promise(() => d.close())
+    )
     const driver = new CoordinatorDriver(
       resolved,
       {
@@ -84,7 +93,8 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
         spans: new SpanRecorder(tracer, tracing),
         warn: (message) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ coordinator: id })))
       },
-      consensus
+      consensus,
+      durable
     )
     yield* Effect.addFinalizer(() => Effect.sync(() => driver.close()))
     yield* spawn(coordinatorActor(driver), id, { incarnation })

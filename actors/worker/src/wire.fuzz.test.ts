@@ -64,7 +64,9 @@ const taskTargets: Array<FuzzTarget<unknown>> = [
           tokenPushed: true,
           combined: false,
           watermark: 69_000,
-          height: 12
+          height: 12,
+          epoch: 4,
+          generation: 2
         })
         .finish()
     ),

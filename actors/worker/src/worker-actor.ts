@@ -4,6 +4,8 @@
  */
 import { defineActor, type Handler, onAsk, onTell, onTellBatch } from "@reef/kernel"
 import {
+  EpochControl,
+  Fence,
   ObjectRequest,
   ObjectTransfer,
   StatefulTask,
@@ -104,6 +106,21 @@ export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (mess
       onTellBatch(TokenReply, (messages, { state }) =>
         withDriver(state, (d) => {
           for (const m of messages) d.feed({ _tag: "TokenArrived", txId: m.txId, valid: m.valid })
+        })
+      ),
+      onTellBatch(Fence, (messages, { state }) =>
+        withDriver(state, (d) => {
+          for (const m of messages) d.feed({ _tag: "Fence", generation: m.generation })
+        })
+      ),
+      onTellBatch(EpochControl, (messages, { state }) =>
+        withDriver(state, (d) => {
+          for (const m of messages) {
+            if (m.reportEpoch > 0) d.feed({ _tag: "ReportEpoch", generation: m.generation, epoch: m.reportEpoch })
+            if (m.persistedEpoch > 0) {
+              d.feed({ _tag: "EpochPersisted", generation: m.generation, epoch: m.persistedEpoch })
+            }
+          }
         })
       ),
       onAsk(PeekObjectRpc, (m: { readonly key: string }, { state }) =>

@@ -16,6 +16,7 @@
 import type { Codec } from "@reef/kernel"
 import {
   type Completion,
+  EpochReport,
   ObjectRequest,
   ObjectTransfer,
   type PeekObjectReply,
@@ -77,6 +78,24 @@ export interface WorkerIo {
 
 const versionKey = (key: string, version: number) => `${key}\u0000${version}`
 
+/** An epoch report in messages of about 256 KiB (the bus's payload limit is 1 MiB). */
+const chunkObjects = (
+  objects: ReadonlyArray<{ readonly key: string; readonly version: number; readonly value: Uint8Array }>
+): Array<Array<{ key: string; version: number; value: Buffer }>> => {
+  const out: Array<Array<{ key: string; version: number; value: Buffer }>> = [[]]
+  let size = 0
+  for (const o of objects) {
+    const bytes = o.key.length + o.value.byteLength + 16
+    if (size + bytes > 256 * 1024 && out[out.length - 1]!.length > 0) {
+      out.push([])
+      size = 0
+    }
+    size += bytes
+    out[out.length - 1]!.push({ key: o.key, version: o.version, value: Buffer.from(o.value) })
+  }
+  return out
+}
+
 export class WorkerDriver {
   readonly core: WorkerState<Transaction>
   private readonly inputs: Array<WorkerInput<Transaction>> = []
@@ -88,6 +107,11 @@ export class WorkerDriver {
   private readonly tokenRequests: TurnOutbox<TokenRequest>
   private readonly tokenReplies: TurnOutbox<TokenReply>
   private completions: Array<Completion> = []
+  /** The fence generation `completions` were executed under (reports carry it). */
+  private generation = 0
+  /** Fences taken and epoch reports sent (role status). */
+  private fences = 0
+  private epochReports = 0
   private statelessDoneUs = 0
   private statelessDone = 0
   /** Stateful parts completed and lease transfers received since start (the role status `reef status` shows). */
@@ -176,6 +200,9 @@ export class WorkerDriver {
       executed: String(this.executedTotal),
       objects: String(this.core.objects.size),
       "leases in": String(this.leasesIn),
+      generation: String(this.generation),
+      fences: String(this.fences),
+      "epoch reports": String(this.epochReports),
       busy: `${load.busyCores}/${this.options.cores}`,
       waiting: String(load.waiting + load.queued)
     }
@@ -238,6 +265,27 @@ export class WorkerDriver {
         this.statelessDone++
         this.statelessDoneUs += Math.max(1, o.costUs)
         this.scheduleReport()
+        break
+      case "Fenced":
+        // Completions of the old generation go out under it (the coordinator ignores them), never under the new.
+        if (this.completions.length > 0) this.sendReport()
+        this.generation = o.generation
+        this.fences++
+        this.io.warn(`fenced to generation ${o.generation}: dropped every object and task of older ones`)
+        break
+      case "EpochReport":
+        this.epochReports++
+        for (const objects of chunkObjects(o.objects)) {
+          this.io.tellCoordinator(EpochReport, [
+            {
+              worker: this.options.id,
+              incarnation: this.options.incarnation,
+              generation: o.generation,
+              epoch: o.epoch,
+              objects
+            }
+          ])
+        }
         break
       case "Consumed":
       case "Produced":
@@ -318,7 +366,8 @@ export class WorkerDriver {
       waiting: load.waiting,
       busyCores: load.busyCores,
       cores: this.options.cores,
-      incarnation: this.options.incarnation
+      incarnation: this.options.incarnation,
+      generation: this.generation
     }
     this.completions = []
     this.statelessDone = 0

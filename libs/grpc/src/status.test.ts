@@ -30,14 +30,15 @@ describe("grpcCodeOf: every reef.v1.ErrorCode has one gRPC status", () => {
     [ErrorCode.ERROR_CODE_NOT_FOUND, status.NOT_FOUND],
     [ErrorCode.ERROR_CODE_OVERLOADED, status.RESOURCE_EXHAUSTED],
     [ErrorCode.ERROR_CODE_STOPPED, status.UNAVAILABLE],
-    [ErrorCode.ERROR_CODE_CONFLICT, status.ABORTED]
+    [ErrorCode.ERROR_CODE_CONFLICT, status.ABORTED],
+    [ErrorCode.ERROR_CODE_MOVING, status.UNAVAILABLE]
   ])("%s → %s", (code, expected) => {
     expect(grpcCodeOf(code)).toBe(expected)
   })
 
   it("covers the whole enum", () => {
     const codes = Object.values(ErrorCode).filter((v): v is ErrorCode => typeof v === "number" && v >= 0)
-    expect(codes).toHaveLength(12)
+    expect(codes).toHaveLength(13)
   })
 })
 

@@ -44,6 +44,7 @@ export const grpcCodeOf = (code: ErrorCode): status => {
     case ErrorCode.ERROR_CODE_TIMEOUT:
       return status.DEADLINE_EXCEEDED
     case ErrorCode.ERROR_CODE_UNAVAILABLE:
+    case ErrorCode.ERROR_CODE_MOVING:
       return status.UNAVAILABLE
     case ErrorCode.ERROR_CODE_NOT_FOUND:
       return status.NOT_FOUND

@@ -25,7 +25,8 @@ const report = (worker: string, incarnation: string, seqs: ReadonlyArray<number>
   worker,
   incarnation,
   completions: seqs.map((seq) => ({ seq, status: "executed" as const, leaseTransfers: 0, detail: "" })),
-  statelessDoneUs: 0
+  statelessDoneUs: 0,
+  generation: 0
 })
 
 const propose = (s: ReturnType<typeof coordinator>, proposal: number, txs: ReadonlyArray<TxMeta<string>>) => [
@@ -258,27 +259,33 @@ describe("worker incarnations (a restarted process is a new worker)", () => {
     expect(s.stats.workerRestarts).toBe(1)
   })
 
-  it("ignores a completion from an incarnation other than the one the task went to", () => {
-    const { s, first } = restarted()
+  it("fences the old incarnation off: its completions (an older generation) no longer count", () => {
+    const { s, first, restart } = restarted()
     const seq = first.find((t) => t.worker === "w1")!.seq
-    expect(stepCoordinator(s, report("w1", "2", [seq]))).toEqual([])
+    expect(restart.some((o) => o._tag === "Fence" && o.generation === 1)).toBe(true)
+    expect(stepCoordinator(s, report("w1", "1", [seq]))).toEqual([])
     expect(s.stats.staleCompletions).toBe(1)
     expect(s.inflight.size).toBe(2)
-    // The old process's own report of it still counts (it ran it before dying, with its own inputs).
-    expect(stepCoordinator(s, report("w1", "1", [seq])).map((o) => o._tag)).toEqual(["Completed"])
   })
 
-  it("never names the new incarnation as the holder of the old one's versions, and sends it its own id", () => {
-    const { s, first } = restarted()
-    const p = first.find((t) => t.worker === "w1")!.tx.keys[0]!
-    propose(s, 2, [tx("c", [p]), tx("d", [p]), tx("e", [p])])
-    const out = stepCoordinator(s, { _tag: "Commit", proposal: 2 })
-    const tasks = stateful(out)
-    // The first access of p after the restart fetches it from the coordinator (recovery's to restore), not "w1".
-    expect(tasks[0]!.sources).toEqual([COORDINATOR_SOURCE])
-    const toW1 = out.filter((o) => o._tag === "SendStateful" && o.worker === "w1")
-    expect(toW1.length).toBeGreaterThan(0)
-    expect(toW1.every((o) => o._tag === "SendStateful" && o.incarnation === "2")).toBe(true)
+  it("recovers by replaying every seq after the snapshot, under the new generation (§4.6)", () => {
+    const { s, restart } = restarted()
+    const recovered = restart.find((o) => o._tag === "Recovered")
+    expect(recovered).toMatchObject({ fromSeq: 1, toSeq: 2, blocks: 1, generation: 1, reason: "w1 restarted" })
+    const replayed = stateful(restart)
+    expect(replayed.map((t) => t.seq).sort()).toEqual([1, 2])
+    // Nothing was persisted: every input is the initial value again, and the new incarnation gets its tasks.
+    for (const t of replayed) expect(t.sources).toEqual([GENESIS_SOURCE])
+    expect(restart.every((o) => o._tag !== "SendStateful" || o.worker !== "w1" || o.incarnation === "2")).toBe(true)
+    const done = stepCoordinator(s, {
+      ...report(
+        "w1",
+        "2",
+        replayed.filter((t) => t.worker === "w1").map((t) => t.seq)
+      ),
+      generation: 1
+    })
+    expect(done.map((o) => o._tag)).toEqual(["Completed"])
   })
 
   it("a stale view naming the old incarnation does not bring it back", () => {
@@ -296,7 +303,8 @@ describe("worker incarnations (a restarted process is a new worker)", () => {
     stepCoordinator(s, { _tag: "Workers", workers: [...refs(["w1"], "2"), ...refs(["w2"])] })
     const tasks = stateful(stepCoordinator(s, { _tag: "Commit", proposal: 1 }))
     const task = tasks.find((t) => t.tx.id === atW1[0]!.tx.id)!
-    expect(task.tokenSource === "w1" && task.worker !== "w1").toBe(false)
-    expect(task.tokenSource === "" || task.tokenSource === "w2").toBe(true)
+    // The old incarnation's token is gone with it (a fence): the check runs again, never fetched from w1's old life.
+    expect(s.registry.isRetired(s.registry.find("w1", "1")!)).toBe(true)
+    expect(task.tokenSource === "" || s.active.some((c) => s.registry.idOf(c) === task.tokenSource)).toBe(true)
   })
 })

@@ -18,8 +18,17 @@
  * persist index and replay (§4.6) will build on.
  */
 
+import { type ClosedEpoch, closeEpoch, type LoggedBlock, type PersistedObject, type Persistence } from "./epochs.js"
 import { InflightWindow } from "./inflight.js"
-import { COORDINATOR_OWNER, KeyIndex, ObjectTable, OWNER_CODES, SchedulerView, WorkerRegistry } from "./object-table.js"
+import {
+  COORDINATOR_OWNER,
+  KeyIndex,
+  ObjectTable,
+  OWNER_CODES,
+  pack,
+  SchedulerView,
+  WorkerRegistry
+} from "./object-table.js"
 import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
 import {
   adoptPlan,
@@ -69,6 +78,10 @@ export interface CoordinatorParams {
   readonly genesisAtWorkers: boolean
   /** SymArch: emulated cost for a worker to schedule one transaction (µs). */
   readonly symmetricSchedulingCostUs: number
+  /** An epoch ends after this many dispatched blocks (0: only on EndEpoch inputs, the shell's timer). */
+  readonly epochBlocks: number
+  /** Epoch reports asked for and not complete after this long (Tick time) are asked for again. */
+  readonly epochRetryMs: number
 }
 
 export const defaultCoordinatorParams: CoordinatorParams = {
@@ -79,7 +92,9 @@ export const defaultCoordinatorParams: CoordinatorParams = {
   statelessTiming: "pre-consensus",
   schedulingTiming: "pre-consensus",
   genesisAtWorkers: true,
-  symmetricSchedulingCostUs: 0
+  symmetricSchedulingCostUs: 0,
+  epochBlocks: 0,
+  epochRetryMs: 1_000
 }
 
 export interface StatelessTaskData<P> {
@@ -109,6 +124,10 @@ export interface StatefulTaskData<P> {
   /** Every seq below it has completed. */
   readonly watermark: number
   readonly height: number
+  /** The snapshot epoch it belongs to: its writes are reported when the epoch ends (§4.6). */
+  readonly epoch: number
+  /** The fence generation it was dispatched in: a worker drops tasks of an older one. */
+  readonly generation: number
 }
 
 export interface CompletionData {
@@ -137,9 +156,37 @@ export type CoordinatorInput<P> =
       readonly incarnation: string
       readonly completions: ReadonlyArray<CompletionData>
       readonly statelessDoneUs: number
+      /** The fence generation the completions were executed under: only the current one's count. */
+      readonly generation: number
     }
   /** A worker asks the coordinator for a version it holds (the fallback owner, or the initial owner). */
   | { readonly _tag: "ObjectRequest"; readonly key: Key; readonly version: number; readonly requester: WorkerId }
+  /** Time passes (epoch report retries). */
+  | { readonly _tag: "Tick"; readonly nowMs: number }
+  /** The shell's epoch timer: end the open epoch now (if anything was dispatched in it). */
+  | { readonly _tag: "EndEpoch" }
+  /** A worker's report of the latest version of each object it modified in epochs <= `epoch`. */
+  | {
+      readonly _tag: "EpochReport"
+      readonly worker: WorkerId
+      readonly generation: number
+      readonly epoch: number
+      readonly objects: ReadonlyArray<PersistedObject>
+    }
+  /** The shell wrote a Persist output to disk (atomically): the epoch is durable. */
+  | { readonly _tag: "Persisted"; readonly epoch: number }
+  /**
+   * A restarted coordinator (a new incarnation) resumes from its durable state: the persisted snapshot, the
+   * committed blocks after it, and a fence generation above any the old incarnation used (already on disk).
+   * The blocks are replayed once workers are there; nothing is dispatched before.
+   */
+  | {
+      readonly _tag: "Restore"
+      readonly generation: number
+      readonly persisted: Persistence
+      readonly snapshot: ReadonlyArray<PersistedObject>
+      readonly log: ReadonlyArray<LoggedBlock<P>>
+    }
 
 export type CoordinatorOutput<P> =
   | {
@@ -207,13 +254,46 @@ export type CoordinatorOutput<P> =
       readonly lostSeqs: ReadonlyArray<number>
       readonly leases: number
     }
-  /** An object from the coordinator's store: its initial value, or "missing" (it does not hold that version). */
+  /**
+   * An object from the coordinator's store: its persisted value, its initial value, or "missing" (it does not
+   * hold that version).
+   */
   | {
       readonly _tag: "SendObject"
       readonly to: WorkerId
       readonly key: Key
       readonly version: number
-      readonly value: "genesis" | "missing"
+      readonly value: Uint8Array | "genesis" | "missing"
+    }
+  /** Every task of `epoch` (and before) completed: ask the workers for their reports (EpochControl). */
+  | { readonly _tag: "RequestEpochReports"; readonly workers: ReadonlyArray<WorkerId>; readonly epoch: number }
+  /** Write the epoch's snapshot to disk atomically, then feed Persisted (Alg. 4, CollectAndPersist). */
+  | {
+      readonly _tag: "Persist"
+      readonly epoch: number
+      readonly persisted: Persistence
+      readonly objects: ReadonlyArray<PersistedObject>
+    }
+  /** The epoch is durable: workers forget what they kept for its report. */
+  | { readonly _tag: "EpochPersisted"; readonly workers: ReadonlyArray<WorkerId>; readonly epoch: number }
+  /**
+   * A new fence generation: the shell makes it durable first, then tells `workers` to drop every object, task
+   * and token of older generations (their state is newer than the persisted snapshot and is replayed).
+   */
+  | { readonly _tag: "Fence"; readonly generation: number; readonly workers: ReadonlyArray<WorkerId> }
+  /**
+   * Recovery (§4.6): state was rolled back to the persisted snapshot and the committed blocks after it were
+   * dispatched again (seqs `fromSeq..toSeq`) over `workers`, the restarted incarnation among them.
+   */
+  | {
+      readonly _tag: "Recovered"
+      readonly reason: string
+      readonly generation: number
+      readonly fromSeq: number
+      readonly toSeq: number
+      readonly blocks: number
+      readonly workers: ReadonlyArray<WorkerId>
+      readonly reclaimed: number
     }
 
 interface Proposal<P> {
@@ -241,6 +321,11 @@ export interface CoordinatorStats {
   staleCompletions: number
   ignoredCommits: number
   workerRestarts: number
+  /** Workers that left (presence) while active. */
+  workerLosses: number
+  recoveries: number
+  replayed: number
+  epochsPersisted: number
 }
 
 /** What an old incarnation left behind: the hook for worker recovery (§4.6, a later issue). */
@@ -281,11 +366,31 @@ export interface CoordinatorState<P> {
   statefulLoad: Float64Array
   statelessLoad: Float64Array
   plannedLoad: Float64Array
-  /** Keys whose initial value the coordinator handed out. */
-  readonly givenGenesis: Set<Key>
-  /** Incarnations that restarted, with their unfinished work (recovery will take it from here). */
+  /** Incarnations that restarted or left, with their unfinished work (recovered by replay). */
   readonly lost: Array<LostIncarnation>
   readonly stats: CoordinatorStats
+  // ---- epochs, snapshots and recovery (§4.6, Alg. 4) ----
+  /** Fence generation: bumped by every recovery; tasks and reports carry it. */
+  generation: number
+  /** The durable snapshot: the latest version of every object modified up to `persisted.seq`. */
+  readonly snapshot: Map<Key, PersistedObject>
+  persisted: Persistence
+  /** Dispatched blocks after `persisted.height`, in order: the replay set of a recovery. */
+  log: Array<LoggedBlock<P>>
+  /** The open epoch and where it started. */
+  epoch: number
+  epochBlocks: number
+  /** Ended epochs not persisted yet, oldest first; only the oldest collects reports. */
+  closed: Array<ClosedEpoch>
+  lastClosed: { seq: number; height: number }
+  /** The log must be dispatched again once workers are there (after a fence or a restore). */
+  replayPending: boolean
+  /** The highest seq a recovery replayed (0: none yet). */
+  replayedTo: number
+  /** Why the pending replay is due, for its Recovered output. */
+  pendingReason: string
+  pendingReclaimed: number
+  nowMs: number
 }
 
 export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorState<P> => {
@@ -309,7 +414,6 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
     statefulLoad: new Float64Array(8),
     statelessLoad: new Float64Array(8),
     plannedLoad: new Float64Array(8),
-    givenGenesis: new Set(),
     lost: [],
     stats: {
       proposals: 0,
@@ -322,8 +426,25 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
       duplicateCompletions: 0,
       staleCompletions: 0,
       ignoredCommits: 0,
-      workerRestarts: 0
-    }
+      workerRestarts: 0,
+      workerLosses: 0,
+      recoveries: 0,
+      replayed: 0,
+      epochsPersisted: 0
+    },
+    generation: 0,
+    snapshot: new Map(),
+    persisted: { epoch: 0, seq: 0, height: 0 },
+    log: [],
+    epoch: 1,
+    epochBlocks: 0,
+    closed: [],
+    lastClosed: { seq: 0, height: 0 },
+    replayPending: false,
+    replayedTo: 0,
+    pendingReason: "",
+    pendingReclaimed: 0,
+    nowMs: 0
   }
 }
 
@@ -544,7 +665,9 @@ const dispatchPlan = <P>(
       tokenPushed,
       combined: separation === "none",
       watermark: s.inflight.watermark,
-      height
+      height,
+      epoch: s.epoch,
+      generation: s.generation
     })
   }
   s.stats.dispatched += plan.txs.length
@@ -641,7 +764,9 @@ const commitBlock = <P>(
   if (statelessPostCommit) {
     dispatchStateless(s, { ...block, txs: block.txs.filter((tx) => !s.statelessAt.has(tx.id)) }, out)
   }
+  s.log.push({ height, firstSeq: s.inflight.next, txs: block.txs })
   dispatchPlan(s, plan, height, out)
+  if (s.params.epochBlocks > 0 && ++s.epochBlocks >= s.params.epochBlocks) endEpoch(s, out)
 }
 
 // ---- completions --------------------------------------------------------------------------------------------
@@ -650,10 +775,15 @@ const complete = <P>(
   s: CoordinatorState<P>,
   worker: WorkerId,
   reporter: number | undefined,
+  generation: number,
   c: CompletionData,
   out: Array<CoordinatorOutput<P>>
 ) => {
   const sentTo = s.inflight.workerOf(c.seq)
+  if (generation !== s.generation) {
+    s.stats.staleCompletions++
+    return
+  }
   // SymArch's tasks are the coordinator's (every worker schedules); any other is its incarnation's alone.
   if (sentTo > COORDINATOR_OWNER && sentTo !== reporter) {
     s.stats.staleCompletions++
@@ -686,7 +816,8 @@ const complete = <P>(
 const activeCodes = <P>(
   s: CoordinatorState<P>,
   workers: ReadonlyArray<WorkerRef>,
-  out: Array<CoordinatorOutput<P>>
+  out: Array<CoordinatorOutput<P>>,
+  restarted: Array<WorkerId>
 ): Array<number> => {
   const byId = new Map<WorkerId, WorkerRef>()
   for (const w of workers) byId.set(w.id, w)
@@ -696,7 +827,10 @@ const activeCodes = <P>(
     const previous = s.registry.newestOf(id)
     const code = s.registry.codeOf(id, ref.incarnation)
     if (s.registry.isRetired(code)) continue
-    if (previous !== undefined && previous !== code) retire(s, previous, ref, out)
+    if (previous !== undefined && previous !== code) {
+      retire(s, previous, ref, out)
+      restarted.push(id)
+    }
     codes.push(code)
   }
   return codes
@@ -719,11 +853,35 @@ const retire = <P>(s: CoordinatorState<P>, code: number, next: WorkerRef, out: A
 }
 
 const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerRef>, out: Array<CoordinatorOutput<P>>) => {
-  const codes = activeCodes(s, workers, out)
+  const restarted: Array<WorkerId> = []
+  const codes = activeCodes(s, workers, out, restarted)
   const same = codes.length === s.active.length && codes.every((c, i) => c === s.active[i])
   if (same) return
   ensureCapacity(s)
+  const lost = s.active.filter((c) => !codes.includes(c) && !s.registry.isRetired(c))
+  for (const c of lost) {
+    s.stats.workerLosses++
+    s.lost.push({
+      worker: { id: s.registry.idOf(c), incarnation: s.registry.incarnationOf(c) },
+      code: c,
+      seqs: s.inflight.seqsOf(c)
+    })
+  }
+  const added = codes.filter((c) => !s.active.includes(c))
   s.active = codes
+  if (restarted.length > 0 || lost.length > 0) {
+    const reason = [...restarted.map((id) => `${id} restarted`), ...lost.map((c) => `${s.registry.idOf(c)} left`)].join(
+      ", "
+    )
+    recover(s, reason, out)
+  } else if (s.replayPending && codes.length > 0) {
+    // A restored coordinator (or a recovery that found no worker) replays once workers are there.
+    if (s.generation > 0) out.push({ _tag: "Fence", generation: s.generation, workers: activeIds(s) })
+    replayLog(s, s.pendingReason, s.pendingReclaimed, out)
+  } else if (added.length > 0 && s.generation > 0) {
+    // A worker back after a recovery (a pause, a partition) forgets what it held from before it.
+    out.push({ _tag: "Fence", generation: s.generation, workers: added.map((c) => s.registry.idOf(c)) })
+  }
   // Plans placed transactions on the old set: drop them and plan again (a resync, like a rejected block).
   discardPlans(s)
   replanPending(s, out)
@@ -809,26 +967,229 @@ export const stepCoordinator = <P>(
     }
     case "Report": {
       const reporter = s.registry.find(input.worker, input.incarnation)
-      for (const c of input.completions) complete(s, input.worker, reporter, c, out)
+      for (const c of input.completions) complete(s, input.worker, reporter, input.generation, c, out)
       if (input.statelessDoneUs > 0 && reporter !== undefined) {
         s.statelessLoad[reporter] = Math.max(0, s.statelessLoad[reporter]! - input.statelessDoneUs)
       }
+      if (input.completions.length > 0) requestReports(s, out)
       break
     }
     case "ObjectRequest": {
-      const genesis = input.version === 0 && !s.givenGenesis.has(input.key)
-      if (genesis) s.givenGenesis.add(input.key)
-      out.push({
-        _tag: "SendObject",
-        to: input.requester,
-        key: input.key,
-        version: input.version,
-        value: genesis ? "genesis" : "missing"
-      })
+      // The coordinator holds the persisted version of every object (FetchFromCoordinator), and the initial
+      // value of one never persisted.
+      const held = s.snapshot.get(input.key)
+      const value =
+        held !== undefined
+          ? held.version === input.version
+            ? held.value
+            : "missing"
+          : input.version === 0
+            ? "genesis"
+            : "missing"
+      out.push({ _tag: "SendObject", to: input.requester, key: input.key, version: input.version, value })
       break
     }
+    case "Tick":
+      s.nowMs = input.nowMs
+      retryReports(s, out)
+      break
+    case "EndEpoch":
+      endEpoch(s, out)
+      break
+    case "EpochReport":
+      collectReport(s, input, out)
+      break
+    case "Persisted":
+      persisted(s, input.epoch, out)
+      break
+    case "Restore":
+      restore(s, input, out)
+      break
   }
   return out
+}
+
+// ---- epochs and snapshots (Alg. 4) ------------------------------------------------------------------------
+
+const activeIds = (s: CoordinatorState<unknown>): Array<WorkerId> => s.active.map((c) => s.registry.idOf(c))
+
+/** OnEpochTrigger: the open epoch ends at the dispatch index; its reports are asked for once it completed. */
+const endEpoch = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  if (s.params.architecture !== "asymmetric" || s.replayPending) return
+  const lastSeq = s.inflight.next - 1
+  if (lastSeq <= s.lastClosed.seq) return
+  s.closed.push(closeEpoch(s.epoch, s.lastClosed, lastSeq, s.log, s.keys, s.router))
+  s.lastClosed = { seq: lastSeq, height: s.log[s.log.length - 1]!.height }
+  s.epoch++
+  s.epochBlocks = 0
+  requestReports(s, out)
+}
+
+/** RequestSnapshot: once every seq of the oldest ended epoch has completed. */
+const requestReports = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  const c = s.closed[0]
+  if (c === undefined || c.requestedAtMs !== undefined || s.inflight.watermark <= c.lastSeq) return
+  c.requestedAtMs = s.nowMs
+  out.push({ _tag: "RequestEpochReports", workers: activeIds(s), epoch: c.epoch })
+}
+
+const retryReports = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  const c = s.closed[0]
+  if (c === undefined) return
+  if (c.requestedAtMs === undefined) {
+    requestReports(s, out)
+    return
+  }
+  if (c.persisting || s.nowMs - c.requestedAtMs < s.params.epochRetryMs) return
+  c.requestedAtMs = s.nowMs
+  out.push({ _tag: "RequestEpochReports", workers: activeIds(s), epoch: c.epoch })
+}
+
+/** Keeps each reported version the epoch's end needs (the coordinator knows them: its router's versions). */
+const collectReport = <P>(
+  s: CoordinatorState<P>,
+  r: Extract<CoordinatorInput<P>, { _tag: "EpochReport" }>,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const c = s.closed[0]
+  if (c === undefined || r.generation !== s.generation || r.epoch < c.epoch || c.persisting) return
+  for (const o of r.objects) {
+    if (c.expected.get(o.key) === o.version && !c.collected.has(o.key)) c.collected.set(o.key, o)
+  }
+  if (c.collected.size < c.expected.size) return
+  c.persisting = true
+  out.push({
+    _tag: "Persist",
+    epoch: c.epoch,
+    persisted: { epoch: c.epoch, seq: c.lastSeq, height: c.lastHeight },
+    objects: [...c.collected.values()]
+  })
+}
+
+/** The epoch is on disk: advance persist_index, trim the replay log, let workers forget. */
+const persisted = <P>(s: CoordinatorState<P>, epoch: number, out: Array<CoordinatorOutput<P>>): void => {
+  const c = s.closed[0]
+  if (c === undefined || c.epoch !== epoch || !c.persisting) return
+  s.closed.shift()
+  for (const o of c.collected.values()) s.snapshot.set(o.key, o)
+  s.persisted = { epoch: c.epoch, seq: c.lastSeq, height: c.lastHeight }
+  let drop = 0
+  while (drop < s.log.length && s.log[drop]!.height <= c.lastHeight) drop++
+  if (drop > 0) s.log = s.log.slice(drop)
+  s.stats.epochsPersisted++
+  out.push({ _tag: "EpochPersisted", workers: activeIds(s), epoch })
+  requestReports(s, out)
+}
+
+// ---- recovery (§4.6) ----------------------------------------------------------------------------------------
+
+/**
+ * Rolls the execution state back to the persisted snapshot: every object is the coordinator's at its persisted
+ * version (ownership reclaimed), nothing is in flight, and ended epochs not persisted are dropped. The log after
+ * the snapshot is dispatched again by `replayLog`; by determinism every version it produces has the value it
+ * had (Lemma 8). Returns how many keys were owned by workers.
+ */
+const rollBack = <P>(s: CoordinatorState<P>): number => {
+  let reclaimed = 0
+  for (let id = 0; id < s.keys.size; id++) if (ownerOfPacked(s.router.get(id)) !== COORDINATOR_OWNER) reclaimed++
+  s.router.clear()
+  for (const o of s.snapshot.values()) s.router.set(s.keys.intern(o.key), pack(o.version, COORDINATOR_OWNER))
+  for (const p of s.pending) p.plan = undefined
+  s.scheduler.resync()
+  s.inflight.reset(s.persisted.seq + 1)
+  s.statefulLoad.fill(0)
+  s.statelessLoad.fill(0)
+  s.plannedLoad.fill(0)
+  s.statelessAt.clear()
+  s.closed = []
+  s.lastClosed = { seq: s.persisted.seq, height: s.persisted.height }
+  s.epochBlocks = 0
+  s.replayPending = true
+  return reclaimed
+}
+
+const ownerOfPacked = (packed: number): number => packed % OWNER_CODES
+
+/** A new fence generation, made durable by the shell before any worker hears of it. */
+const fence = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  s.generation++
+  out.push({ _tag: "Fence", generation: s.generation, workers: activeIds(s) })
+}
+
+/** Dispatches the replay set (the log after the snapshot) again, in order, over the active workers. */
+const replayLog = <P>(s: CoordinatorState<P>, reason: string, reclaimed: number, out: Array<CoordinatorOutput<P>>) => {
+  if (!s.replayPending || s.active.length === 0) return
+  s.replayPending = false
+  const fromSeq = s.inflight.next
+  const blocks = s.log
+  s.log = []
+  for (const b of blocks) {
+    const keyed = keyedBlock(b.txs, s.keys)
+    const plan = planBlock(
+      0,
+      b.txs,
+      keyed,
+      s.keys.size,
+      s.router,
+      candidates(s),
+      s.cursor,
+      s.prng,
+      planOptions(s),
+      s.scratch
+    )
+    if (b.firstSeq !== s.inflight.next) {
+      throw new Error(`replay: block ${b.height} starts at seq ${b.firstSeq}, the next seq is ${s.inflight.next}`)
+    }
+    s.log.push(b)
+    dispatchPlan(s, plan, b.height, out)
+  }
+  const toSeq = s.inflight.next - 1
+  s.replayedTo = toSeq
+  s.stats.recoveries++
+  s.stats.replayed += toSeq - fromSeq + 1
+  out.push({
+    _tag: "Recovered",
+    reason,
+    generation: s.generation,
+    fromSeq,
+    toSeq,
+    blocks: blocks.length,
+    workers: activeIds(s),
+    reclaimed
+  })
+  // Proposals in consensus were planned on the state before: plan them again.
+  replanPending(s, out)
+}
+
+/** OnWorkerFailure: fence, roll back to the snapshot, replay (now, or once a worker is there). */
+const recover = <P>(s: CoordinatorState<P>, reason: string, out: Array<CoordinatorOutput<P>>): void => {
+  if (s.params.architecture !== "asymmetric") return
+  const reclaimed = rollBack(s)
+  fence(s, out)
+  s.pendingReason = reason
+  s.pendingReclaimed = reclaimed
+  replayLog(s, reason, reclaimed, out)
+}
+
+const restore = <P>(
+  s: CoordinatorState<P>,
+  r: Extract<CoordinatorInput<P>, { _tag: "Restore" }>,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  s.generation = r.generation
+  for (const o of r.snapshot) s.snapshot.set(o.key, o)
+  s.persisted = r.persisted
+  s.epoch = r.persisted.epoch + 1
+  s.log = [...r.log]
+  const last = r.log[r.log.length - 1]
+  s.height = last?.height ?? r.persisted.height
+  rollBack(s)
+  s.pendingReason = "coordinator restarted"
+  s.pendingReclaimed = 0
+  if (s.active.length > 0) {
+    out.push({ _tag: "Fence", generation: s.generation, workers: activeIds(s) })
+    replayLog(s, s.pendingReason, 0, out)
+  }
 }
 
 /** Committed transactions not completed yet. */

@@ -11,6 +11,11 @@ export class Deque<T> {
     this.items.push(item)
   }
 
+  clear(): void {
+    this.items = []
+    this.head = 0
+  }
+
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined
     const item = this.items[this.head]

@@ -22,6 +22,7 @@ export {
   type Timing
 } from "./coordinator.js"
 export { Deque } from "./deque.js"
+export { type ClosedEpoch, closeEpoch, type LoggedBlock, type PersistedObject, type Persistence } from "./epochs.js"
 export { type InflightEntry, InflightWindow } from "./inflight.js"
 export {
   COORDINATOR_OWNER,

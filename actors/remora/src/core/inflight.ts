@@ -64,6 +64,18 @@ export class InflightWindow {
     return entry
   }
 
+  /** Forgets everything in flight: the next seq dispatched is `next` (a recovery replays from there). */
+  reset(next: number): void {
+    this.txIds = new Array(1024)
+    this.workers = new Int32Array(1024)
+    this.weights = new Float64Array(1024)
+    this.heights = new Float64Array(1024)
+    this.mask = 1023
+    this.watermark = next
+    this.next = next
+    this.size = 0
+  }
+
   private grow(): void {
     const capacity = (this.mask + 1) * 2
     const txIds: Array<string | undefined> = new Array(capacity)

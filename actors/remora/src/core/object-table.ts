@@ -93,6 +93,12 @@ export class ObjectTable implements MetadataWriter {
     this.packed[id] = packed
   }
 
+  /** Every key back to version 0 at the coordinator (a recovery then sets the persisted versions). */
+  clear(): void {
+    this.packed.fill(0)
+    this.count = 0
+  }
+
   /** Keys whose owner is `code` (a scan: for rare events such as a worker's restart). */
   ownedBy(code: number): number {
     let n = 0

@@ -47,6 +47,8 @@ const task = (
   combined: true,
   watermark: 1,
   height: 1,
+  epoch: 1,
+  generation: 0,
   trace: "",
   incarnation: "i1",
   ...extra

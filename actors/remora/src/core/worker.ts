@@ -19,6 +19,7 @@
  */
 import type { StatefulTaskData, StatelessTaskData } from "./coordinator.js"
 import { Deque } from "./deque.js"
+import type { PersistedObject } from "./epochs.js"
 import { KeyIndex, ObjectTable, WorkerRegistry } from "./object-table.js"
 import type { PolicyName } from "./placement.js"
 import { GENESIS_CODE, type PlacementCursor, PlannerScratch, planBlock } from "./planner.js"
@@ -100,6 +101,12 @@ export type WorkerInput<P> =
     }
   | { readonly _tag: "TokenRequest"; readonly txId: string; readonly requester: WorkerId }
   | { readonly _tag: "TokenArrived"; readonly txId: string; readonly valid: boolean }
+  /** The coordinator rolled back to its snapshot: forget everything of older generations. */
+  | { readonly _tag: "Fence"; readonly generation: number }
+  /** Every task of epochs <= `epoch` completed: report what they modified (RequestSnapshot of Alg. 4). */
+  | { readonly _tag: "ReportEpoch"; readonly generation: number; readonly epoch: number }
+  /** Epochs <= `epoch` are durable at the coordinator: forget what was kept for their reports. */
+  | { readonly _tag: "EpochPersisted"; readonly generation: number; readonly epoch: number }
 
 export type WorkerOutput<P> =
   /** Occupy a virtual core for `costUs`, then feed UnitDone; with `verify`, check its signature first. */
@@ -130,6 +137,15 @@ export type WorkerOutput<P> =
       readonly detail: string
     }
   | { readonly _tag: "StatelessDone"; readonly costUs: number }
+  /** The latest version of each object modified in epochs <= `epoch` (this generation's tasks). */
+  | {
+      readonly _tag: "EpochReport"
+      readonly generation: number
+      readonly epoch: number
+      readonly objects: ReadonlyArray<PersistedObject>
+    }
+  /** Everything before `generation` was dropped: completions not reported yet of the old one must not count. */
+  | { readonly _tag: "Fenced"; readonly generation: number }
   /** `observe` only: a transaction consumed (key, version) / a version came into existence here. */
   | { readonly _tag: "Consumed"; readonly seq: number; readonly key: Key; readonly version: number }
   | {
@@ -191,6 +207,9 @@ export interface WorkerStats {
   /** Stateful tasks sent to another incarnation of this worker (dropped: their inputs were that one's). */
   foreign: number
   retries: number
+  /** Tasks of an older fence generation (dropped), and fences taken. */
+  fencedOff: number
+  fences: number
 }
 
 export interface WorkerState<P> {
@@ -236,6 +255,10 @@ export interface WorkerState<P> {
   readonly symmetricRegistry: WorkerRegistry
   readonly symmetricCursor: PlacementCursor
   readonly stats: WorkerStats
+  /** The coordinator's fence generation this state belongs to. */
+  generation: number
+  /** Per epoch, the latest version of each object this worker's tasks of that epoch produced (§4.6). */
+  readonly epochWrites: Map<number, Map<Key, PersistedObject>>
 }
 
 export const createWorker = <P>(params: WorkerParams<P>): WorkerState<P> => ({
@@ -276,9 +299,56 @@ export const createWorker = <P>(params: WorkerParams<P>): WorkerState<P> => ({
     leaseTransfersOut: 0,
     duplicates: 0,
     foreign: 0,
-    retries: 0
-  }
+    retries: 0,
+    fencedOff: 0,
+    fences: 0
+  },
+  generation: 0,
+  epochWrites: new Map()
 })
+
+/**
+ * Drops every object, task, token and epoch record (all newer than the coordinator's snapshot, which a replay
+ * rebuilds). Units still on a virtual core finish into nothing: `running` forgets them.
+ */
+const fenceWorker = <P>(s: WorkerState<P>, generation: number, out: Out<P>): void => {
+  if (generation <= s.generation) return
+  s.generation = generation
+  s.stats.fences++
+  s.objects.clear()
+  s.seen.clear()
+  s.wanted.clear()
+  s.remoteWants.clear()
+  s.fetching.clear()
+  s.tasks.clear()
+  s.tokens.clear()
+  s.checking.clear()
+  s.tokenWaiters.clear()
+  s.tokenRequesters.clear()
+  s.pushTargets.clear()
+  s.tokenFetching.clear()
+  s.urgent.clear()
+  s.background.clear()
+  s.running.clear()
+  s.received.clear()
+  s.watermark = 1
+  s.prunedAt = 1
+  s.epochWrites.clear()
+  out.push({ _tag: "Fenced", generation })
+}
+
+/** The latest version of each object modified in epochs <= `epoch`. */
+const epochReport = <P>(s: WorkerState<P>, epoch: number): Array<PersistedObject> => {
+  const latest = new Map<Key, PersistedObject>()
+  for (const [e, writes] of s.epochWrites) {
+    if (e > epoch) continue
+    for (const [key, o] of writes) {
+      const known = latest.get(key)
+      if (known === undefined || known.version < o.version) latest.set(key, o)
+    }
+  }
+  return [...latest.values()]
+}
 
 /** Map key of one object version. Keys are printable ASCII, so NUL never occurs in them. */
 const versionKey = (key: Key, version: number): string => `${key}\u0000${version}`
@@ -401,6 +471,12 @@ const registerStateful = <P>(s: WorkerState<P>, data: StatefulIn<P>, out: Out<P>
     s.stats.foreign++
     return
   }
+  if (data.generation < s.generation) {
+    s.stats.fencedOff++
+    return
+  }
+  // A task of a newer generation: the fence itself may still be on its way (or lost with a paused process).
+  if (data.generation > s.generation) fenceWorker(s, data.generation, out)
   advanceWatermark(s, data.watermark)
   if (isDuplicate(s, data.seq)) {
     s.stats.duplicates++
@@ -481,11 +557,19 @@ const finishStateful = <P>(s: WorkerState<P>, task: Task<P>, valid: boolean, out
     if (outcome.status === "executed") writes = outcome.writes
   }
   s.tasks.delete(d.seq)
+  let epochWrites = s.epochWrites.get(d.epoch)
+  if (epochWrites === undefined) {
+    epochWrites = new Map()
+    s.epochWrites.set(d.epoch, epochWrites)
+  }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!
     const version = d.versions[i]!
     s.objects.delete(key)
     const value = writes?.get(key) ?? inputs.get(key)!
+    const recorded = epochWrites.get(key)
+    if (recorded === undefined || recorded.version < version + 1)
+      epochWrites.set(key, { key, version: version + 1, value })
     if (s.params.observe) {
       out.push({ _tag: "Consumed", seq: d.seq, key, version })
       out.push({ _tag: "Produced", seq: d.seq, key, version: version + 1, value })
@@ -589,6 +673,8 @@ const planSymmetric = <P>(s: WorkerState<P>, out: Out<P>): void => {
           combined: true,
           watermark: b.watermark,
           height: b.height,
+          epoch: 0,
+          generation: s.generation,
           trace: "",
           incarnation: ""
         },
@@ -761,6 +847,24 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
       } else s.tokenRequesters.set(input.txId, input.requester)
       break
     }
+    case "Fence":
+      fenceWorker(s, input.generation, out)
+      break
+    case "ReportEpoch":
+      if (input.generation > s.generation) fenceWorker(s, input.generation, out)
+      if (input.generation === s.generation) {
+        out.push({
+          _tag: "EpochReport",
+          generation: s.generation,
+          epoch: input.epoch,
+          objects: epochReport(s, input.epoch)
+        })
+      }
+      break
+    case "EpochPersisted":
+      if (input.generation === s.generation)
+        for (const e of [...s.epochWrites.keys()]) if (e <= input.epoch) s.epochWrites.delete(e)
+      break
     case "TokenArrived":
       // Asked for, or pushed here by the worker that computed it (perhaps ahead of its task). One being computed
       // here as well (the push was late) is kept once.

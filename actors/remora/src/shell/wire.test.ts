@@ -26,6 +26,8 @@ const stateful = (over: Partial<StatefulTaskData<typeof tx.payload>> = {}): Stat
   combined: false,
   watermark: 69_000,
   height: 12,
+  epoch: 3,
+  generation: 2,
   ...over
 })
 

@@ -122,6 +122,8 @@ export const statefulTaskCodec = (
     if (traceparent !== "") w.uint32(106).string(traceparent)
     if (t.height !== 0) writeUint(w.uint32(112), t.height)
     if (incarnation !== "") w.uint32(122).string(incarnation)
+    if (t.epoch !== 0) writeUint(w.uint32(136), t.epoch)
+    if (t.generation !== 0) writeUint(w.uint32(144), t.generation)
     return w
   },
   decode(input, length) {
@@ -157,7 +159,9 @@ export const statefulToWire = (
   watermark: t.watermark,
   combined: t.combined,
   traceparent,
-  height: t.height
+  height: t.height,
+  epoch: t.epoch,
+  generation: t.generation
 })
 
 /** A task that does not hold together (lengths differ, no transaction) is refused, never half-run. */
@@ -177,6 +181,8 @@ export const statefulFromWire = (m: StatefulTask): StatefulIn<Transaction> | str
     combined: m.combined,
     watermark: m.watermark,
     height: m.height,
+    epoch: m.epoch,
+    generation: m.generation,
     trace: m.traceparent,
     incarnation: m.incarnation
   }

@@ -307,7 +307,14 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       }
     }
     if (completions.length > 0 || statelessDoneUs > 0) {
-      toCoordinator({ _tag: "Report", worker: self, incarnation: SIM_INCARNATION, completions, statelessDoneUs })
+      toCoordinator({
+        _tag: "Report",
+        worker: self,
+        incarnation: SIM_INCARNATION,
+        completions,
+        statelessDoneUs,
+        generation: 0
+      })
     }
   }
 

@@ -84,7 +84,26 @@ const coordinatorOptions = {
   scheduling: timing("scheduling"),
   "block-interval-ms": Opt.integer({ description: "a block is formed this often", default: 20, min: 1, max: 60_000 }),
   "max-block-txs": Opt.integer({ description: "transactions per block at most", default: 2000, min: 1, max: 100_000 }),
-  seed: Opt.integer({ description: "seed of placement ties and the window's choices", default: 1, min: 0 })
+  seed: Opt.integer({ description: "seed of placement ties and the window's choices", default: 1, min: 0 }),
+  "data-dir": Opt.of<string>({
+    description:
+      "where the coordinator keeps its committed blocks, receipts and epoch snapshots (LMDB); a restart on it resumes",
+    placeholder: "DIR",
+    defaultText: "in memory: workers' crashes are recovered, a coordinator restart starts a new chain",
+    parse: (raw) => (raw.trim() === "" ? bad("expected a directory") : ok(raw))
+  }),
+  "epoch-ms": Opt.integer({
+    description: "a snapshot epoch ends this often (ms; shorter: faster recovery, more snapshot work; 0: off)",
+    default: 1000,
+    min: 0,
+    max: 3_600_000
+  }),
+  "epoch-blocks": Opt.integer({
+    description: "a snapshot epoch also ends after this many blocks (0: only by time)",
+    default: 0,
+    min: 0,
+    max: 1_000_000
+  })
 }
 
 export const coordinatorRole = defineRole({
@@ -133,13 +152,16 @@ export const coordinatorRole = defineRole({
           grpcPort: input["execution-port"],
           blockIntervalMs: input["block-interval-ms"],
           maxBlockTxs: input["max-block-txs"],
+          epochMs: input["epoch-ms"],
+          ...(input["data-dir"] === undefined ? {} : { dataDir: input["data-dir"] }),
           params: {
             policy: input.policy,
             architecture: input.architecture,
             separation: input.separation,
             statelessTiming: input.stateless === "pre" ? "pre-consensus" : "post-consensus",
             schedulingTiming: input.scheduling === "pre" ? "pre-consensus" : "post-consensus",
-            seed: input.seed
+            seed: input.seed,
+            epochBlocks: input["epoch-blocks"]
           }
         })
         .pipe(Effect.provide(services))
@@ -193,5 +215,5 @@ export const coordinatorRole = defineRole({
       ]
     }
   },
-  status: roleStatusColumns(["consensus", "accepted", "committed", "completed", "blocks", "workers"])
+  status: roleStatusColumns(["consensus", "accepted", "committed", "completed", "blocks", "workers", "recoveries"])
 })

@@ -25,6 +25,11 @@ export enum ErrorCode {
   ERROR_CODE_OVERLOADED = 9,
   ERROR_CODE_STOPPED = 10,
   ERROR_CODE_CONFLICT = 11,
+  /**
+   * ERROR_CODE_MOVING - The object is being moved (a lease transfer, or a recovery rebuilding it): it is there again shortly, retry.
+   * gRPC UNAVAILABLE, told apart from an unreachable server by the reef-error-code trailer.
+   */
+  ERROR_CODE_MOVING = 12,
   UNRECOGNIZED = -1,
 }
 
@@ -66,6 +71,9 @@ export function errorCodeFromJSON(object: any): ErrorCode {
     case 11:
     case "ERROR_CODE_CONFLICT":
       return ErrorCode.ERROR_CODE_CONFLICT;
+    case 12:
+    case "ERROR_CODE_MOVING":
+      return ErrorCode.ERROR_CODE_MOVING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -99,6 +107,8 @@ export function errorCodeToJSON(object: ErrorCode): string {
       return "ERROR_CODE_STOPPED";
     case ErrorCode.ERROR_CODE_CONFLICT:
       return "ERROR_CODE_CONFLICT";
+    case ErrorCode.ERROR_CODE_MOVING:
+      return "ERROR_CODE_MOVING";
     case ErrorCode.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

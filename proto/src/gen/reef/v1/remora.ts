@@ -313,6 +313,10 @@ export interface StatefulTask {
    * were the old process's.
    */
   incarnation: string;
+  /** The snapshot epoch it belongs to (§4.6): its writes are reported when that epoch ends. */
+  epoch: number;
+  /** The coordinator's fence generation: a worker drops tasks of an older one (state it was told to forget). */
+  generation: number;
 }
 
 /**
@@ -351,6 +355,43 @@ export interface WorkerReport {
   incarnation: string;
   /** Synthetic cost (µs) of the stateless tasks finished since the last report (the coordinator's load view). */
   statelessDoneUs: number;
+  /** The fence generation the completions were executed under (older ones are ignored). */
+  generation: number;
+}
+
+/**
+ * Coordinator -> workers. `report_epoch` > 0: every task of epochs <= it has completed; report the latest
+ * version of each object modified in them. `persisted_epoch` > 0: epochs <= it are durable at the coordinator;
+ * forget what was kept for their reports.
+ */
+export interface EpochControl {
+  generation: number;
+  reportEpoch: number;
+  persistedEpoch: number;
+}
+
+export interface EpochObject {
+  key: string;
+  version: number;
+  value: Buffer;
+}
+
+/** Worker -> coordinator: the latest version of each object modified in epochs <= epoch (one or more messages). */
+export interface EpochReport {
+  worker: string;
+  incarnation: string;
+  generation: number;
+  epoch: number;
+  objects: EpochObject[];
+}
+
+/**
+ * Coordinator -> workers: forget every object, task and token of generations below `generation` (state newer
+ * than the coordinator's persisted snapshot, which it is about to rebuild by replay).
+ */
+export interface Fence {
+  generation: number;
+  coordinatorIncarnation: string;
 }
 
 /**
@@ -1850,6 +1891,8 @@ function createBaseStatefulTask(): StatefulTask {
     traceparent: "",
     height: 0,
     incarnation: "",
+    epoch: 0,
+    generation: 0,
   };
 }
 
@@ -1889,6 +1932,12 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     }
     if (message.incarnation !== "") {
       writer.uint32(122).string(message.incarnation);
+    }
+    if (message.epoch !== 0) {
+      writer.uint32(136).uint64(message.epoch);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(144).uint64(message.generation);
     }
     return writer;
   },
@@ -2004,6 +2053,22 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
             message.incarnation = reader.string();
             continue;
           }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.epoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2037,6 +2102,8 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       height: isSet(object.height) ? globalThis.Number(object.height) : 0,
       incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
     };
   },
 
@@ -2075,6 +2142,12 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     if (message.incarnation !== "") {
       obj.incarnation = message.incarnation;
     }
+    if (message.epoch !== 0) {
+      obj.epoch = Math.round(message.epoch);
+    }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
     return obj;
   },
 
@@ -2094,6 +2167,8 @@ export const StatefulTask: MessageFns<StatefulTask, "reef.v1.StatefulTask"> = {
     message.traceparent = object.traceparent ?? "";
     message.height = object.height ?? 0;
     message.incarnation = object.incarnation ?? "";
+    message.epoch = object.epoch ?? 0;
+    message.generation = object.generation ?? 0;
     return message;
   },
 };
@@ -2393,6 +2468,7 @@ function createBaseWorkerReport(): WorkerReport {
     cores: 0,
     incarnation: "",
     statelessDoneUs: 0,
+    generation: 0,
   };
 }
 
@@ -2426,6 +2502,9 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     }
     if (message.statelessDoneUs !== 0) {
       writer.uint32(72).uint64(message.statelessDoneUs);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(80).uint64(message.generation);
     }
     return writer;
   },
@@ -2515,6 +2594,14 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
             message.statelessDoneUs = longToNumber(reader.uint64());
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2552,6 +2639,7 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
         : isSet(object.stateless_done_us)
         ? globalThis.Number(object.stateless_done_us)
         : 0,
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
     };
   },
 
@@ -2584,6 +2672,9 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     if (message.statelessDoneUs !== 0) {
       obj.statelessDoneUs = Math.round(message.statelessDoneUs);
     }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
     return obj;
   },
 
@@ -2601,6 +2692,447 @@ export const WorkerReport: MessageFns<WorkerReport, "reef.v1.WorkerReport"> = {
     message.cores = object.cores ?? 0;
     message.incarnation = object.incarnation ?? "";
     message.statelessDoneUs = object.statelessDoneUs ?? 0;
+    message.generation = object.generation ?? 0;
+    return message;
+  },
+};
+
+function createBaseEpochControl(): EpochControl {
+  return { generation: 0, reportEpoch: 0, persistedEpoch: 0 };
+}
+
+export const EpochControl: MessageFns<EpochControl, "reef.v1.EpochControl"> = {
+  $type: "reef.v1.EpochControl" as const,
+
+  encode(message: EpochControl, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.generation !== 0) {
+      writer.uint32(8).uint64(message.generation);
+    }
+    if (message.reportEpoch !== 0) {
+      writer.uint32(16).uint64(message.reportEpoch);
+    }
+    if (message.persistedEpoch !== 0) {
+      writer.uint32(24).uint64(message.persistedEpoch);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EpochControl {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEpochControl();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.reportEpoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.persistedEpoch = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EpochControl {
+    return {
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
+      reportEpoch: isSet(object.reportEpoch)
+        ? globalThis.Number(object.reportEpoch)
+        : isSet(object.report_epoch)
+        ? globalThis.Number(object.report_epoch)
+        : 0,
+      persistedEpoch: isSet(object.persistedEpoch)
+        ? globalThis.Number(object.persistedEpoch)
+        : isSet(object.persisted_epoch)
+        ? globalThis.Number(object.persisted_epoch)
+        : 0,
+    };
+  },
+
+  toJSON(message: EpochControl): unknown {
+    const obj: any = {};
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
+    if (message.reportEpoch !== 0) {
+      obj.reportEpoch = Math.round(message.reportEpoch);
+    }
+    if (message.persistedEpoch !== 0) {
+      obj.persistedEpoch = Math.round(message.persistedEpoch);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EpochControl>): EpochControl {
+    return EpochControl.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EpochControl>): EpochControl {
+    const message = createBaseEpochControl();
+    message.generation = object.generation ?? 0;
+    message.reportEpoch = object.reportEpoch ?? 0;
+    message.persistedEpoch = object.persistedEpoch ?? 0;
+    return message;
+  },
+};
+
+function createBaseEpochObject(): EpochObject {
+  return { key: "", version: 0, value: Buffer.alloc(0) };
+}
+
+export const EpochObject: MessageFns<EpochObject, "reef.v1.EpochObject"> = {
+  $type: "reef.v1.EpochObject" as const,
+
+  encode(message: EpochObject, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).uint64(message.version);
+    }
+    if (message.value.length !== 0) {
+      writer.uint32(26).bytes(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EpochObject {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEpochObject();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.value = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EpochObject {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: EpochObject): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.value.length !== 0) {
+      obj.value = base64FromBytes(message.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EpochObject>): EpochObject {
+    return EpochObject.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EpochObject>): EpochObject {
+    const message = createBaseEpochObject();
+    message.key = object.key ?? "";
+    message.version = object.version ?? 0;
+    message.value = object.value ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseEpochReport(): EpochReport {
+  return { worker: "", incarnation: "", generation: 0, epoch: 0, objects: [] };
+}
+
+export const EpochReport: MessageFns<EpochReport, "reef.v1.EpochReport"> = {
+  $type: "reef.v1.EpochReport" as const,
+
+  encode(message: EpochReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.worker !== "") {
+      writer.uint32(10).string(message.worker);
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(18).string(message.incarnation);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(24).uint64(message.generation);
+    }
+    if (message.epoch !== 0) {
+      writer.uint32(32).uint64(message.epoch);
+    }
+    for (const v of message.objects) {
+      EpochObject.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EpochReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEpochReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.worker = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.epoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.objects.push(EpochObject.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EpochReport {
+    return {
+      worker: isSet(object.worker) ? globalThis.String(object.worker) : "",
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
+      epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      objects: globalThis.Array.isArray(object?.objects) ? object.objects.map((e: any) => EpochObject.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: EpochReport): unknown {
+    const obj: any = {};
+    if (message.worker !== "") {
+      obj.worker = message.worker;
+    }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
+    if (message.epoch !== 0) {
+      obj.epoch = Math.round(message.epoch);
+    }
+    if (message.objects?.length) {
+      obj.objects = message.objects.map((e) => EpochObject.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EpochReport>): EpochReport {
+    return EpochReport.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EpochReport>): EpochReport {
+    const message = createBaseEpochReport();
+    message.worker = object.worker ?? "";
+    message.incarnation = object.incarnation ?? "";
+    message.generation = object.generation ?? 0;
+    message.epoch = object.epoch ?? 0;
+    message.objects = object.objects?.map((e) => EpochObject.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFence(): Fence {
+  return { generation: 0, coordinatorIncarnation: "" };
+}
+
+export const Fence: MessageFns<Fence, "reef.v1.Fence"> = {
+  $type: "reef.v1.Fence" as const,
+
+  encode(message: Fence, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.generation !== 0) {
+      writer.uint32(8).uint64(message.generation);
+    }
+    if (message.coordinatorIncarnation !== "") {
+      writer.uint32(18).string(message.coordinatorIncarnation);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Fence {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFence();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.coordinatorIncarnation = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Fence {
+    return {
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
+      coordinatorIncarnation: isSet(object.coordinatorIncarnation)
+        ? globalThis.String(object.coordinatorIncarnation)
+        : isSet(object.coordinator_incarnation)
+        ? globalThis.String(object.coordinator_incarnation)
+        : "",
+    };
+  },
+
+  toJSON(message: Fence): unknown {
+    const obj: any = {};
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
+    if (message.coordinatorIncarnation !== "") {
+      obj.coordinatorIncarnation = message.coordinatorIncarnation;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Fence>): Fence {
+    return Fence.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Fence>): Fence {
+    const message = createBaseFence();
+    message.generation = object.generation ?? 0;
+    message.coordinatorIncarnation = object.coordinatorIncarnation ?? "";
     return message;
   },
 };
