@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import { Bus, type BusEvent, type BusMessage, guardedListener } from "./bus.js"
 import { AskTimeoutError, BusError, UnavailableError } from "./errors.js"
 import { ReceivedHeaders, toNatsHeaders } from "./nats-headers.js"
+import { type NatsSecurity, natsConnectOptions } from "./nats-security.js"
 import { makeReplyInbox } from "./reply-inbox.js"
 
 export interface NatsOptions {
@@ -23,6 +24,8 @@ export interface NatsOptions {
   readonly name?: string
   /** How long to keep trying the first connect before failing the layer. */
   readonly connectTimeoutMs?: number
+  /** Credentials and TLS; the environment's (nats-security.ts) when absent. */
+  readonly security?: NatsSecurity
 }
 
 export class Nats extends Context.Tag("@reef/kernel/Nats")<Nats, NatsConnection>() {}
@@ -49,16 +52,21 @@ export const natsConnectionLayer = (options: NatsOptions): Layer.Layer<Nats, Bus
     Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
-          connect({
-            servers: options.servers,
-            name: options.name ?? "reef",
-            maxReconnectAttempts: -1,
-            reconnectTimeWait: 250,
-            waitOnFirstConnect: false,
-            timeout: 2000,
-            // Otherwise every request builds two Error objects up front for their stack traces (15% of an ask).
-            noAsyncTraces: true
-          }),
+          connect(
+            natsConnectOptions(
+              {
+                servers: options.servers,
+                name: options.name ?? "reef",
+                maxReconnectAttempts: -1,
+                reconnectTimeWait: 250,
+                waitOnFirstConnect: false,
+                timeout: 2000,
+                // Otherwise every request builds two Error objects up front for their stack traces (15% of an ask).
+                noAsyncTraces: true
+              },
+              options.security
+            )
+          ),
         catch: (cause) => new BusError({ operation: `connect ${options.servers}`, cause })
       }).pipe(
         Effect.retry(

@@ -49,6 +49,28 @@ export { type Kernel, memoryKernelLayer, natsKernelLayer } from "./kernel-layer.
 export { isJoined, Membership, type MembershipShape, membershipLayer } from "./membership.js"
 export { emptyView, type MembershipConfig, type MembershipView, memberKey, stepMembership } from "./membership-view.js"
 export { type AskOptions, decodeReply, Messenger, type MessengerShape, messengerLayer } from "./messenger.js"
+export {
+  authorizationConfig,
+  type GrantSpec,
+  grantFor,
+  type NatsGrant
+} from "./nats-grants.js"
+export {
+  inboxPrefixOf,
+  NATS_NKEY_ENV,
+  NATS_TLS_CA_ENV,
+  NATS_TLS_CERT_ENV,
+  NATS_TLS_KEY_ENV,
+  type NatsSecurity,
+  NatsSecurityError,
+  type NatsTls,
+  natsConnectOptions,
+  natsSecurityEnv,
+  natsSecurityFromEnv,
+  newNkeyUser,
+  nkeyPublicKey,
+  readNkeySeed
+} from "./nats-security.js"
 export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
 export {
   type LocalActor,

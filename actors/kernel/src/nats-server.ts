@@ -4,7 +4,7 @@
  * and can be killed and restarted on the same port and store to test reconnection.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
@@ -25,6 +25,8 @@ export interface NatsServerOptions {
   readonly monitorPort?: number
   /** Milliseconds to wait for "Server is ready". */
   readonly startTimeoutMs?: number
+  /** Configuration file text (e.g. an `authorization` or `tls` block, nats-grants.ts); written next to the store. */
+  readonly config?: string
 }
 
 export interface NatsServer {
@@ -97,6 +99,13 @@ const stopChild = (child: ChildProcess, signal: NodeJS.Signals) =>
     child.kill(signal)
   })
 
+/** Writes `text` as the server's configuration file, readable by this user only (it may name secrets). */
+const writeConfig = (dir: string, text: string): string => {
+  const file = join(dir, "nats-server.conf")
+  writeFileSync(file, text, { mode: 0o600 })
+  return file
+}
+
 /** Starts nats-server in the current scope; it is stopped and its store removed when the scope closes. */
 export const startNatsServer = (options: NatsServerOptions = {}) =>
   Effect.gen(function* () {
@@ -111,7 +120,10 @@ export const startNatsServer = (options: NatsServerOptions = {}) =>
       Effect.sync(() => mkdtempSync(join(tmpdir(), "reef-nats-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
+    const configArgs =
+      options.config === undefined ? [] : ["-c", yield* Effect.sync(() => writeConfig(storeDir, options.config!))]
     const args = [
+      ...configArgs,
       "-a",
       "127.0.0.1",
       "-p",

@@ -5,6 +5,7 @@
  * (its `cancel` after a reply), which together cost more than the rest of an ask's sending side.
  */
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/nats-core"
+import { inboxPrefixOfConnection } from "./nats-security.js"
 
 /** Why a request got no reply. */
 export type RequestFailure =
@@ -58,7 +59,8 @@ export const makeReplyInbox = (nc: NatsConnection): ReplyInbox => {
   }
 
   const listen = () => {
-    prefix = `${createInbox()}.`
+    // Under the connection's own prefix: with credentials, the only inboxes this user may subscribe to.
+    prefix = `${createInbox(inboxPrefixOfConnection(nc))}.`
     const sub = nc.subscribe(`${prefix}*`, {
       callback: (error, msg) => {
         if (error !== null) {

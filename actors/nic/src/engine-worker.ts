@@ -11,6 +11,7 @@
 import { readlinkSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { connect, errors } from "@nats-io/transport-node"
+import { natsConnectOptions } from "@reef/kernel/nats-security"
 import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from "./core/index.js"
 import { createEngineLoop, type EngineCommand, type EngineConfig, type EngineEvent } from "./engine-loop.js"
 import { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
@@ -67,15 +68,18 @@ const { group, self, members } = data.config
 // Before anything is timed (calibration probes included): see engine-warmup.ts.
 warmUpEngine({ closeOnAllHeard: data.closeOnAllHeard })
 
-const nc = await connect({
-  servers: data.natsUrl,
-  name: `reef-nic-${group}-${self}`,
-  maxReconnectAttempts: -1,
-  reconnectTimeWait: 100,
-  noAsyncTraces: true,
-  // The group subject reaches every engine; this one must not hear its own round messages back.
-  noEcho: true
-})
+// Credentials and TLS as the host's (the thread inherits its environment: nats-security.ts).
+const nc = await connect(
+  natsConnectOptions({
+    servers: data.natsUrl,
+    name: `reef-nic-${group}-${self}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+    noAsyncTraces: true,
+    // The group subject reaches every engine; this one must not hear its own round messages back.
+    noEcho: true
+  })
+)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 

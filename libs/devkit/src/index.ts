@@ -6,6 +6,13 @@
 
 export { inScope } from "./in-scope.js"
 export { ephemeralRangeStart, freeListenPort, portFree } from "./listen-port.js"
+export {
+  CLIENT_IDENTITY,
+  type ClusterCredentials,
+  ROLE_GRANTS,
+  seedFile,
+  writeClusterCredentials
+} from "./nats-credentials.js"
 export { findRedisServerBinary, REDIS_INSTALL_HINT, startRedisServer } from "./redis-server.js"
 export {
   type ChildOptions,

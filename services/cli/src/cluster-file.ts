@@ -30,6 +30,10 @@ export interface ClusterFile {
     /** nats-server's HTTP monitoring endpoint (`/varz`, `/connz`), when `reef up` runs the server. */
     readonly monitor?: string
     readonly embedded: boolean
+    /** With `reef up --secure`: the directory of the cluster's nkey seeds (`<identity>.nk`, 0600). */
+    readonly credentials?: string
+    /** The identities there (roles with their own; any other process connects as `client`). */
+    readonly identities?: ReadonlyArray<string>
   }
   /** `host:port` of the gateway's gRPC service. */
   readonly gateway: string

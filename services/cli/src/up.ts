@@ -6,9 +6,16 @@
  * (--workload) or stays up until Ctrl-C, saying what it stops.
  */
 import { rmSync } from "node:fs"
-import { READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
+import {
+  CLIENT_IDENTITY,
+  READY_PREFIX,
+  ROLE_GRANTS,
+  startReefChild,
+  stopTogetherOnClose,
+  writeClusterCredentials
+} from "@reef/devkit"
 import { makeOutput, type Output, progressText } from "@reef/devkit/output"
-import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
+import { isJoined, Membership, natsKernelLayer, natsSecurityEnv, startNatsServer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import type { Member } from "@reef/proto"
 import * as Effect from "effect/Effect"
@@ -27,6 +34,7 @@ import {
 } from "./cluster-file.js"
 import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
+import { credentialsDir } from "./nats-credentials.js"
 import { makePortChooser } from "./ports.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
 import { remoraWorkload } from "./remora-workload.js"
@@ -69,7 +77,7 @@ const placeActors = (plan: ReadonlyArray<PlannedActor>, metricsBase: number, out
     return placed
   })
 
-const startNats = (input: UpInput, out: Output) =>
+const startNats = (input: UpInput, out: Output, config: string | undefined) =>
   Effect.gen(function* () {
     if (input.nats !== undefined) return { url: input.nats, embedded: false as const }
     const choose = makePortChooser()
@@ -81,12 +89,22 @@ const startNats = (input: UpInput, out: Output) =>
     ] as const) {
       if (choice.fallback !== undefined) out.line(out.style.warn(`${what} ${choice.fallback}; using ${choice.port}`))
     }
-    const server = yield* startNatsServer({ jetstream: true, port: client.port, monitorPort: monitor.port })
+    const server = yield* startNatsServer({
+      jetstream: true,
+      port: client.port,
+      monitorPort: monitor.port,
+      ...(config !== undefined && { config })
+    })
     return { url: server.url, monitor: server.monitorUrl, embedded: true as const }
   })
 
 /** Starts every actor process at once, printing each as it becomes ready and a status line meanwhile. */
-const startActors = (placed: ReadonlyArray<Placed>, common: ReadonlyArray<string>, out: Output) =>
+const startActors = (
+  placed: ReadonlyArray<Placed>,
+  common: ReadonlyArray<string>,
+  out: Output,
+  envOf: (role: string) => Record<string, string>
+) =>
   Effect.gen(function* () {
     const started = performance.now()
     const waiting = new Set(placed.map((a) => a.name))
@@ -117,7 +135,7 @@ const startActors = (placed: ReadonlyArray<Placed>, common: ReadonlyArray<string
             ...actor.args,
             ...Object.entries(actor.ports).flatMap(([option, port]) => [`--${option}`, String(port)])
           ],
-          env: colour,
+          env: { ...colour, ...envOf(actor.role) },
           // A replica calibrates its round timer with its peers before it is ready.
           startTimeoutMs: 90_000,
           onLine: (line) => {
@@ -206,12 +224,21 @@ const up = (input: UpInput, path: string) =>
         .join(", ")}`
     )
 
-    const nats = yield* startNats(input, out)
+    // With --secure: the cluster's identities, removed with the cluster (nats-credentials.ts).
+    const credentials = input.secure
+      ? yield* Effect.acquireRelease(
+          Effect.sync(() => writeClusterCredentials(credentialsDir(path), input.cluster)),
+          (c) => Effect.sync(() => rmSync(c.dir, { recursive: true, force: true }))
+        )
+      : undefined
+    const nats = yield* startNats(input, out, credentials?.serverConfig)
     out.line(
       `${out.style.good("ready")} nats-server: ${nats.url}${"monitor" in nats && nats.monitor !== undefined ? ` (monitoring ${nats.monitor})` : ""}`
     )
     const placed = yield* placeActors(plan, input["metrics-port"], out)
-    const children = yield* startActors(placed, ["--nats", nats.url, "--cluster", input.cluster], out)
+    const children = yield* startActors(placed, ["--nats", nats.url, "--cluster", input.cluster], out, (role) =>
+      credentials === undefined ? {} : natsSecurityEnv(credentials.securityOf(role))
+    )
     yield* stopTogetherOnClose(children)
 
     const program = Effect.gen(function* () {
@@ -236,7 +263,11 @@ const up = (input: UpInput, path: string) =>
         nats: {
           url: nats.url,
           ...("monitor" in nats && nats.monitor !== undefined ? { monitor: nats.monitor } : {}),
-          embedded: nats.embedded
+          embedded: nats.embedded,
+          ...(credentials !== undefined && {
+            credentials: credentials.dir,
+            identities: ROLE_GRANTS.map((g) => g.name)
+          })
         },
         gateway: gateway === undefined ? "" : `127.0.0.1:${gateway.ports["grpc-port"]}`,
         prometheusTargets: targetsPath(path),
@@ -293,7 +324,16 @@ const up = (input: UpInput, path: string) =>
     })
     yield* program.pipe(
       Effect.scoped,
-      Effect.provide(natsKernelLayer({ servers: nats.url, name: "reef-up" }, { cluster: input.cluster }))
+      Effect.provide(
+        natsKernelLayer(
+          {
+            servers: nats.url,
+            name: "reef-up",
+            ...(credentials !== undefined && { security: credentials.securityOf(CLIENT_IDENTITY) })
+          },
+          { cluster: input.cluster }
+        )
+      )
     )
   })
 

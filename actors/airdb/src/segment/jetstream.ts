@@ -16,6 +16,7 @@ import {
 } from "@nats-io/jetstream"
 import { NoRespondersError } from "@nats-io/nats-core"
 import { connect } from "@nats-io/transport-node"
+import { natsConnectOptions } from "@reef/kernel/nats-security"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -194,14 +195,16 @@ export const jetStreamSegmentStore = (
     const nc = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
-          connect({
-            servers: options.servers,
-            name: "reef-airdb-segments",
-            maxReconnectAttempts: -1,
-            reconnectTimeWait: 250,
-            timeout: 2000,
-            noAsyncTraces: true
-          }),
+          connect(
+            natsConnectOptions({
+              servers: options.servers,
+              name: "reef-airdb-segments",
+              maxReconnectAttempts: -1,
+              reconnectTimeWait: 250,
+              timeout: 2000,
+              noAsyncTraces: true
+            })
+          ),
         catch: (cause) =>
           new SegmentUnavailable({ segment: "*", operation: `connect ${options.servers}`, reason: String(cause) })
       }),

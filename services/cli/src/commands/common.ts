@@ -26,6 +26,11 @@ export const runCommonOptions = {
     defaultText: `the cluster file's, else ${DEFAULT_CLUSTER}`
   }),
   "cluster-file": clusterFileOption,
+  creds: Opt.text({
+    description: "nkey seed file this process connects to NATS with",
+    placeholder: "FILE",
+    defaultText: "the role's in the cluster file's credentials (reef up --secure), else none"
+  }),
   "metrics-port": Opt.of<number | "off">({
     description: "port of this process's Prometheus /metrics endpoint (0: a free one; off: none)",
     placeholder: "PORT|off",

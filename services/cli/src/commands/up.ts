@@ -43,7 +43,11 @@ const ownOptions = {
     placeholder: "ROLE,...",
     default: []
   }),
-  workload: Opt.flag({ description: "run the demo workload, print its results, then stop the cluster" })
+  workload: Opt.flag({ description: "run the demo workload, print its results, then stop the cluster" }),
+  secure: Opt.flag({
+    description:
+      "NATS with authentication and per-role permissions: an nkey identity per role in .reef/nats (0600), the embedded nats-server admitting only them"
+  })
 }
 
 /** Every role's `reef up` options next to reef up's own; a clash is a bug in a role's file. */
@@ -64,6 +68,9 @@ export type UpInput = Input<typeof ownOptions, {}> & Readonly<Record<string, unk
 export const enabledRoles = (input: UpInput) => upRoles.filter((r) => r.up.byDefault || input.with.includes(r.role))
 
 const validateUp = (input: UpInput): string | undefined => {
+  if (input.secure && input.nats !== undefined) {
+    return "--secure configures the embedded nats-server; with --nats, start each process with --creds from that server's own accounts"
+  }
   for (const name of input.with) {
     const role = roles.find((r) => r.role === name)
     if (role === undefined) {
