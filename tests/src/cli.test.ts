@@ -81,7 +81,8 @@ const ports = () =>
       freeListenPort(),
       freeListenPort("127.0.0.1", 8),
       freeListenPort("127.0.0.1", 16),
-      freeListenPort()
+      freeListenPort(),
+      freeListenPort("127.0.0.1", 8)
     ])
   )
 
@@ -104,7 +105,7 @@ describe("reef from a clean clone", () => {
       OTEL_BSP_SCHEDULE_DELAY: "100",
       OTEL_METRIC_EXPORT_INTERVAL: "1000"
     }
-    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort] = await ports()
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort, respPort] = await ports()
     nats = natsPort
     gateway = grpcPort
     up = reef(
@@ -112,7 +113,7 @@ describe("reef from a clean clone", () => {
         "up",
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
-        ...["--execution-port", String(executionPort)],
+        ...["--execution-port", String(executionPort), "--resp-port", String(respPort)],
         ...["--cluster", "clitest"],
         // An Ira primary and backup too: the dashboard's backup panels read their metrics.
         ...["--with", "chain,backup"]
@@ -142,6 +143,7 @@ describe("reef from a clean clone", () => {
     expect(banner).toContain(`gateway (gRPC)      127.0.0.1:${gateway}`)
     expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/Remora \(gRPC\)\s+x1=127\.0\.0\.1:\d+/)
+    expect(banner).toMatch(/KV \(Redis\)\s+r1=127\.0\.0\.1:\d+/)
     for (const actor of [
       ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3"],
       ...["coordinator/x1", "worker/w1", "worker/w2", "worker/w3"]
@@ -166,7 +168,7 @@ describe("reef from a clean clone", () => {
     expect(r1).toMatchObject({
       state: "joined",
       status: "running",
-      endpoints: { kv: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }
+      endpoints: { kv: expect.stringMatching(/^127\.0\.0\.1:\d+$/), resp: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }
     })
     expect(Number(r1.roleStatus.applied)).toBeGreaterThan(0)
     expect(r1.columns).toMatchObject({ group: "kv", lag: expect.any(String) })
@@ -373,14 +375,14 @@ describe("reef", () => {
 
   it("reef up --workload runs the demo workload, checks it, prints results and exits 0", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reef-cli-workload-"))
-    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort] = await ports()
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort, respPort] = await ports()
     const up = reef(
       [
         "up",
         "--workload",
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
-        ...["--execution-port", String(executionPort)],
+        ...["--execution-port", String(executionPort), "--resp-port", String(respPort)],
         ...["--cluster", "cliwork"]
       ],
       { cwd: dir }

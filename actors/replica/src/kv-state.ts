@@ -5,6 +5,8 @@
  * hash function is injected.
  */
 import type { KvCommand } from "@reef/proto"
+import { applyRedisWrite } from "./redis-commands.js"
+import type { RespValue } from "./resp-value.js"
 
 export interface KvRecord {
   readonly value: Uint8Array
@@ -28,6 +30,7 @@ export type KvResult =
       readonly current: Uint8Array | undefined
     }
   | { readonly _tag: "ReadBarrier" }
+  | { readonly _tag: "Redis"; readonly reply: RespValue }
   | { readonly _tag: "Invalid"; readonly reason: string }
 
 /** (previous hash, encoded value) -> next hash; SHA-256 hex in the replica shell. */
@@ -79,6 +82,8 @@ export const applyCommand = (state: KvStateData, command: KvCommand): KvResult =
     }
     case "readBarrier":
       return { _tag: "ReadBarrier" }
+    case "redis":
+      return { _tag: "Redis", reply: applyRedisWrite(state, op.value.args) }
     case undefined:
       return { _tag: "Invalid", reason: "empty command" }
   }

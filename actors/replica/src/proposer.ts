@@ -25,8 +25,11 @@ import { type BarrierState, emptyBarrierState, onBarrierApplied, onBarrierFailed
 export const MAX_PROPOSAL_BYTES = 64 * 1024
 
 /** A command's key and value bytes (what MAX_PROPOSAL_BYTES counts), plus a little for its framing. */
-const commandBytes = (op: KvCommand["op"]): number =>
-  16 + (op === undefined || op.$case === "readBarrier" ? 0 : keyValueBytes(op.value))
+const commandBytes = (op: KvCommand["op"]): number => {
+  if (op === undefined || op.$case === "readBarrier") return 16
+  if (op.$case === "redis") return op.value.args.reduce((sum, arg) => sum + 4 + arg.byteLength, 16)
+  return 16 + keyValueBytes(op.value)
+}
 
 /** A command of this replica, applied: its result and the instance (and instance span) that decided it. */
 export interface Applied<Span> {

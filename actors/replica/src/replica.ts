@@ -15,7 +15,7 @@
  * started. tests/src/popuc-*.test.ts check recorded histories with a linearizability checker.
  */
 import { createHash } from "node:crypto"
-import { type GrpcServerError, serveGrpc } from "@reef/grpc"
+import { GrpcServerError, serveGrpc } from "@reef/grpc"
 import {
   type BusError,
   defineActor,
@@ -54,9 +54,11 @@ import { recordInstanceSpan } from "./instance-spans.js"
 import { DEFAULT_MAX_KEY_BYTES, DEFAULT_MAX_VALUE_BYTES, makeKvService } from "./kv-service.js"
 import type { HashChain } from "./kv-state.js"
 import { Proposer, unavailable } from "./proposer.js"
+import { kvBackend } from "./redis-kv.js"
 import { makeRejoinDriver, type RejoinDriver } from "./rejoin-driver.js"
 import { createReplicaState } from "./replica-state.js"
 import { ReplicaTelemetry } from "./replica-telemetry.js"
+import { startRespServer } from "./resp-server.js"
 
 export interface ReplicaOptions {
   readonly id: string
@@ -66,6 +68,8 @@ export interface ReplicaOptions {
   /** gRPC port of reef.v1.KV; 0 picks a free one. */
   readonly grpcPort: number
   readonly grpcHost?: string
+  /** Redis (RESP) port over the same state (resp-server.ts); 0 picks a free one; none without it. */
+  readonly respPort?: number
   readonly engines?: number
   readonly interactionMs?: number
   readonly minInteractionMs?: number
@@ -81,6 +85,8 @@ export interface ReplicaOptions {
 
 export interface ReplicaHandle {
   readonly grpcAddress: string
+  /** `host:port` of the Redis endpoint, when it has one. */
+  readonly respAddress: string | undefined
   readonly engine: NicEngine
   readonly state: Effect.Effect<StateResponse>
 }
@@ -178,6 +184,35 @@ export const runReplica = (
       reflection: { descriptorSet: descriptorSetPath, protoFiles: ["reef/v1/kv.proto"] }
     })
 
+    // ---- the Redis endpoint: the same proposer and read barrier as the gRPC KV --------------------------------
+    const resp =
+      options.respPort === undefined
+        ? undefined
+        : yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: () =>
+                startRespServer({
+                  host: options.grpcHost ?? "127.0.0.1",
+                  port: options.respPort!,
+                  backend: kvBackend({
+                    state,
+                    proposer,
+                    engines: options.engines ?? 1,
+                    limits: {
+                      maxKeyBytes: options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES,
+                      maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
+                    }
+                  }),
+                  replicaId: options.id,
+                  group: options.group,
+                  log: (message) => log("warn", message)
+                }),
+              catch: (cause) =>
+                new GrpcServerError({ operation: "bind", target: `RESP port ${options.respPort}`, cause })
+            }),
+            (server) => Effect.promise(() => server.close())
+          )
+
     // ---- the engine -------------------------------------------------------------------------------------------
     const closing = { now: false }
     const running = yield* startEngine(
@@ -237,7 +272,7 @@ export const runReplica = (
     // Presence: where clients reach this replica, and its consensus health for `reef status`.
     const presence = yield* PresenceDetails
     const self = { role: REPLICA_ROLE, id: options.id }
-    yield* presence.announce({ kv: server.address }, self)
+    yield* presence.announce({ kv: server.address, ...(resp === undefined ? {} : { resp: resp.address }) }, self)
     yield* presence.reportStatus(
       self,
       Effect.map(kv.stateResponse, (response) =>
@@ -280,5 +315,5 @@ export const runReplica = (
     rejoin.start()
     yield* Deferred.await(serving)
     yield* Effect.logInfo(`serving: applied up to instance ${state.appliedInstance} of group ${options.group}`)
-    return { grpcAddress: server.address, engine: running, state: kv.stateResponse }
+    return { grpcAddress: server.address, respAddress: resp?.address, engine: running, state: kv.stateResponse }
   })

@@ -168,6 +168,7 @@ const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: st
         return address === undefined ? [] : [`${m.address?.id}=${address}`]
       })
   const kv = endpoints("kv", "replica")
+  const resp = endpoints("resp", "replica")
   const remora = endpoints("grpc", "coordinator")
   const metrics = endpoints("metrics")
   const rows: Array<[string, string]> = [
@@ -175,6 +176,7 @@ const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: st
     ...(file.nats.monitor === undefined ? [] : [["NATS monitoring", file.nats.monitor] as [string, string]]),
     ["gateway (gRPC)", file.gateway],
     ...(kv.length === 0 ? [] : [["KV (gRPC)", kv.join("  ")] as [string, string]]),
+    ...(resp.length === 0 ? [] : [["KV (Redis)", resp.join("  ")] as [string, string]]),
     ...(remora.length === 0 ? [] : [["Remora (gRPC)", remora.join("  ")] as [string, string]]),
     ...(metrics.length === 0
       ? []

@@ -10,6 +10,9 @@ import { defineRole, type RoleStatusColumns } from "./role.js"
 /** First KV port of `reef up`'s replicas (r1; r2 gets the next, ...). */
 export const DEFAULT_KV_PORT = 7001
 
+/** First Redis (RESP) port of `reef up`'s replicas: next to Redis's own 6379, which a local Redis may hold. */
+export const DEFAULT_RESP_PORT = 6380
+
 /** POPUC needs N = 2t + 1 distinct members. */
 const membersProblem = (members: ReadonlyArray<string>, id: string): string | undefined => {
   if (!members.includes(id)) return `--members ${members.join(",")} does not include this replica's --id ${id}`
@@ -86,6 +89,10 @@ export const replicaRole = defineRole({
       defaultText: "this replica alone"
     }),
     "kv-port": Opt.port({ description: "gRPC port of reef.v1.KV (0: a free one)", default: 0 }),
+    "resp-port": Opt.port({
+      description: "Redis (RESP2/RESP3) port over the same replicated state (0: a free one)",
+      defaultText: "none"
+    }),
     engines: Opt.integer({ description: "parallel NIC engines (pipelined consensus)", default: 1, min: 1, max: 16 }),
     "interaction-ms": Opt.number({
       description: "fixed interaction delay ΔI in ms instead of calibrating it with the peers",
@@ -123,6 +130,7 @@ export const replicaRole = defineRole({
         members,
         natsUrl: context.natsUrl,
         grpcPort: input["kv-port"],
+        ...(input["resp-port"] === undefined ? {} : { respPort: input["resp-port"] }),
         engines: input.engines,
         roundClose: input["round-close"],
         log: { maxBytes: input["log-bytes"] },
@@ -133,7 +141,9 @@ export const replicaRole = defineRole({
       const round = roundPeriodMs(handle.engine.roundTimer).toFixed(2)
       return {
         description:
-          `replica ${context.id} kv ${handle.grpcAddress} group ${input.group} members ${members.join(",")} ` +
+          `replica ${context.id} kv ${handle.grpcAddress}` +
+          `${handle.respAddress === undefined ? "" : ` resp ${handle.respAddress}`} group ${input.group} ` +
+          `members ${members.join(",")} ` +
           `engines ${handle.engine.engines} round ${round}ms`
         // runReplica announces its kv endpoint itself (so does every replica a test or benchmark starts).
       }
@@ -147,7 +157,11 @@ export const replicaRole = defineRole({
         min: 0,
         max: 9
       }),
-      "kv-port": Opt.port({ description: "KV port of r1; r2 gets the next one, and so on", default: DEFAULT_KV_PORT })
+      "kv-port": Opt.port({ description: "KV port of r1; r2 gets the next one, and so on", default: DEFAULT_KV_PORT }),
+      "resp-port": Opt.port({
+        description: "Redis (RESP) port of r1; r2 gets the next one, and so on",
+        default: DEFAULT_RESP_PORT
+      })
     },
     validate: (input) =>
       input.replicas % 2 === 0 && input.replicas > 0
@@ -159,7 +173,7 @@ export const replicaRole = defineRole({
         role: "replica",
         id,
         args: ["--group", "kv", "--members", ids.join(",")],
-        ports: { "kv-port": input["kv-port"] + i }
+        ports: { "kv-port": input["kv-port"] + i, "resp-port": input["resp-port"] + i }
       }))
     }
   },

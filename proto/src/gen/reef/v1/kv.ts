@@ -176,10 +176,20 @@ export interface KvCommand {
     value: CompareAndSetRequest;
   } | //
   /** Orders a batch of reads at this point of the log; changes nothing. */
-  { $case: "readBarrier"; value: ReadBarrier } | undefined;
+  { $case: "readBarrier"; value: ReadBarrier } | //
+  /** A Redis write command from a RESP client (actors/replica resp-server.ts), applied in the log's order. */
+  { $case: "redis"; value: RedisCommand } | undefined;
 }
 
 export interface ReadBarrier {
+}
+
+/**
+ * A Redis command as its client sent it: the name (upper-cased) then its arguments. With Reef's own KV
+ * state it is applied to the KV records; with --app redis it is sent to each replica's local redis-server.
+ */
+export interface RedisCommand {
+  args: Buffer[];
 }
 
 /**
@@ -2412,6 +2422,9 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
       case "readBarrier":
         ReadBarrier.encode(message.op.value, writer.uint32(34).fork()).join();
         break;
+      case "redis":
+        RedisCommand.encode(message.op.value, writer.uint32(42).fork()).join();
+        break;
     }
     return writer;
   },
@@ -2469,6 +2482,14 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
             message.op = { $case: "readBarrier", value: ReadBarrier.decode(reader, reader.uint32()) };
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.op = { $case: "redis", value: RedisCommand.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2496,6 +2517,8 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
         ? { $case: "readBarrier", value: ReadBarrier.fromJSON(object.readBarrier) }
         : isSet(object.read_barrier)
         ? { $case: "readBarrier", value: ReadBarrier.fromJSON(object.read_barrier) }
+        : isSet(object.redis)
+        ? { $case: "redis", value: RedisCommand.fromJSON(object.redis) }
         : undefined,
     };
   },
@@ -2513,6 +2536,8 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
       obj.compareAndSet = CompareAndSetRequest.toJSON(message.op.value);
     } else if (message.op?.$case === "readBarrier") {
       obj.readBarrier = ReadBarrier.toJSON(message.op.value);
+    } else if (message.op?.$case === "redis") {
+      obj.redis = RedisCommand.toJSON(message.op.value);
     }
     return obj;
   },
@@ -2545,6 +2570,12 @@ export const KvCommand: MessageFns<KvCommand, "reef.v1.KvCommand"> = {
       case "readBarrier": {
         if (object.op?.value !== undefined && object.op?.value !== null) {
           message.op = { $case: "readBarrier", value: ReadBarrier.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "redis": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "redis", value: RedisCommand.fromPartial(object.op.value) };
         }
         break;
       }
@@ -2603,6 +2634,77 @@ export const ReadBarrier: MessageFns<ReadBarrier, "reef.v1.ReadBarrier"> = {
   },
   fromPartial(_: DeepPartial<ReadBarrier>): ReadBarrier {
     const message = createBaseReadBarrier();
+    return message;
+  },
+};
+
+function createBaseRedisCommand(): RedisCommand {
+  return { args: [] };
+}
+
+export const RedisCommand: MessageFns<RedisCommand, "reef.v1.RedisCommand"> = {
+  $type: "reef.v1.RedisCommand" as const,
+
+  encode(message: RedisCommand, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.args) {
+      writer.uint32(10).bytes(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RedisCommand {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRedisCommand();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.args.push(Buffer.from(reader.bytes()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RedisCommand {
+    return {
+      args: globalThis.Array.isArray(object?.args) ? object.args.map((e: any) => Buffer.from(bytesFromBase64(e))) : [],
+    };
+  },
+
+  toJSON(message: RedisCommand): unknown {
+    const obj: any = {};
+    if (message.args?.length) {
+      obj.args = message.args.map((e) => base64FromBytes(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RedisCommand>): RedisCommand {
+    return RedisCommand.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RedisCommand>): RedisCommand {
+    const message = createBaseRedisCommand();
+    message.args = object.args?.map((e) => e) || [];
     return message;
   },
 };
