@@ -25,6 +25,7 @@ import type * as Scope from "effect/Scope"
 import type { CallRunner } from "./call.js"
 import type { GrpcService } from "./handlers.js"
 import { addReflection, LazyHealth } from "./on-first-call.js"
+import { markUndecodableRequests, refuseUndecodable } from "./undecodable.js"
 
 /** The server could not start: protos did not load, or the address could not be bound. */
 export class GrpcServerError extends Data.TaggedError("GrpcServerError")<{
@@ -159,7 +160,11 @@ export const serveGrpc = <R = never>(
 
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const server = new Server(options.serverOptions)
+        const server = new Server({
+          ...options.serverOptions,
+          interceptors: [refuseUndecodable, ...(options.serverOptions?.interceptors ?? [])]
+        })
+        markUndecodableRequests(server)
         for (const service of options.services) server.addService(service.definition, service.bind(runner))
         health.addToServer(server)
         addReflection(server, reflection)
