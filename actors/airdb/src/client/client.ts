@@ -15,7 +15,6 @@ import { randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
@@ -446,7 +445,7 @@ class Client {
     const keys = this.replay.historyNeeded(entries)
     if (keys.length === 0) return Effect.succeed(undefined)
     return Effect.map(
-      Effect.forEach(keys, (k) => Effect.map(this.lookupSnapshots(k), (r) => [k, r.state?.modified] as const), {
+      Effect.forEach(keys, (k) => Effect.map(this.lookupSnapshots(k, false), (r) => [k, r.state?.modified] as const), {
         concurrency: 8
       }),
       (pairs) => new Map(pairs)
@@ -584,6 +583,13 @@ class Client {
               ) {
                 self.applyEntry(entry, locationOf(cursor))
                 self.cursor = appended.right
+                // §3.3: at n − i_k ≥ B a snapshot starts now (a client that only writes rides no bus to notice).
+                if (
+                  self.options.snapshots &&
+                  needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)
+                ) {
+                  Queue.unsafeOffer(self.snapshotBell, undefined)
+                }
               }
             })
           )
@@ -663,6 +669,7 @@ class Client {
           break
         }
         const now = yield* Clock.currentTimeMillis
+        const records: Array<StateRecord> = []
         for (const r of got.records) {
           const record = decodeStateRecord(r.bytes, r.segment, r.location.position)
           if (record instanceof CorruptRecord) return yield* record
@@ -673,11 +680,14 @@ class Client {
               reason: `state record says index ${record.index}, its place in the log is ${r.index}`
             })
           }
-          const before = self.view.chain
-          self.view = applyStateRecord(self.view, record, now)
-          if (self.view.chain !== before) yield* Queue.offer(self.chainChanged, undefined)
+          records.push(record)
         }
+        // Applied and the cursor moved in one step (no yield between): an interrupted sync never leaves the
+        // view ahead of its cursor.
+        const before = self.view.chain
+        for (const record of records) self.view = applyStateRecord(self.view, record, now)
         self.stateCursor = got.cursor
+        if (self.view.chain !== before) Queue.unsafeOffer(self.chainChanged, undefined)
       }
       yield* self.adoptChain()
     }).pipe(
@@ -929,9 +939,13 @@ class Client {
     return undefined
   }
 
-  /** The key's state in the adopted snapshots, retried if the chain changes under it. */
+  /**
+   * The key's state in the adopted snapshots, retried if a segment was merged away under it. `canSyncLog`:
+   * false under applyLock (a tail sync's history lookup), which must not wait on the command log.
+   */
   lookupSnapshots(
-    key: Key
+    key: Key,
+    canSyncLog = true
   ): Effect.Effect<{ readonly state: KeyState | undefined; readonly chain: Chain }, AirDbError> {
     const self = this
     return Effect.gen(function* () {
@@ -942,8 +956,10 @@ class Client {
         // A segment merged away and deleted while this client held the old chain: catch up and retry.
         if (r.left._tag === "SegmentNotFound" && attempt < 3) {
           yield* self.syncStateLog()
-          yield* self.syncCommandLog()
-          yield* self.syncStateLog()
+          if (canSyncLog) {
+            yield* self.syncCommandLog()
+            yield* self.syncStateLog()
+          }
           continue
         }
         return yield* toStorageError("read snapshot")(r.left)
@@ -951,64 +967,62 @@ class Client {
     })
   }
 
-  /** The key's current state in this client (tail first, then snapshots). */
+  /**
+   * The key's current state in this client: the tail's if it has the key, else the adopted snapshots' (looked
+   * up again if a chain adopted meanwhile rebased the tail: the key may have left it).
+   */
   stateOf(key: Key): Effect.Effect<KeyState | undefined, AirDbError> {
     const inTail = this.replay.get(key)
     if (inTail !== undefined) return Effect.succeed(inTail)
-    // A chain adopted during the lookup rebased the tail: look again (the key may have left the tail).
     return Effect.flatMap(this.lookupSnapshots(key), (r) =>
       r.chain === this.adopted ? Effect.succeed(r.state) : this.stateOf(key)
     )
   }
 
-  /** §4.4 Speculative reads: the snapshot lookup races the tail check; its value is used if the tail has none. */
-  get(key: Key): Effect.Effect<ReadResult, AirDbError> {
-    const invalid = this.validateKey(key)
-    if (invalid !== undefined) return Effect.fail(invalid)
-    return traced("airdb.get", {}, () =>
-      Effect.suspend(() => {
-        // Blocks in the cache answer at once (no fiber: the common read is a ride and two map lookups);
-        // otherwise the snapshot read starts now and races the tail check.
-        const chain = this.adopted
-        const cached = this.reader.lookupCached(chain.snapshots, key)
-        return cached === MISS
-          ? this.getSpeculative(key)
-          : Effect.flatMap(this.ride, (snapshot) => this.answer(key, snapshot, { state: cached, chain }))
-      })
+  /**
+   * A read at snapshot s(T) = `snapshot` (entries before it): the key's state then, or SnapshotMoved when it
+   * was modified at or after s(T) (this client has moved past the snapshot). The one read path: a
+   * transaction's reads and `Get` both use it.
+   *
+   * Why it is the state at s(T): the tail was consulted after the bus returned (replay.next >= s(T)); the tail
+   * holds every key modified since the chain's end, so a key not in it was last modified before the chain's
+   * end, and the snapshots keep each key's last-modified timestamp, which is checked against s(T) whichever
+   * side of s(T) the chain's end lies.
+   */
+  readAt(key: Key, snapshot: number): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> {
+    return Effect.flatMap(this.stateOf(key), (state) =>
+      state !== undefined && entryOf(state.modified) >= snapshot
+        ? Effect.fail(new SnapshotMoved())
+        : Effect.succeed(state)
     )
   }
 
-  private getSpeculative(key: Key): Effect.Effect<ReadResult, AirDbError> {
-    const self = this
-    return Effect.gen(function* () {
-      const speculative = yield* Effect.fork(traced("airdb.read.speculative", {}, () => self.lookupSnapshots(key)))
-      const snapshot = yield* self.ride
-      if (self.replay.get(key) !== undefined) {
-        yield* Fiber.interrupt(speculative)
-        return self.answered(self.replay.get(key), snapshot)
-      }
-      return yield* self.answer(key, snapshot, yield* Fiber.join(speculative))
-    })
-  }
-
   /**
-   * The read's answer after its bus: the tail's state of the key if it has one (the tail may have advanced
-   * while the lookup ran: it is newer than the guess), else the snapshot guess if its chain is still adopted.
+   * A linearizable point read: a read-only transaction of one key (same bus, same read path, same snapshot
+   * bookkeeping as `transact`). §4.4's speculative read survives as a prefetch: when the key's block is not
+   * cached, its lookup starts before the bus so the read after it finds the block cached; the answer never
+   * comes from the prefetch.
    */
-  private answer(
-    key: Key,
-    snapshot: number,
-    guess: { readonly state: KeyState | undefined; readonly chain: Chain }
-  ): Effect.Effect<ReadResult, AirDbError> {
-    const inTail = this.replay.get(key)
-    if (inTail !== undefined || guess.chain === this.adopted) {
-      return Effect.succeed(this.answered(inTail ?? guess.state, snapshot))
-    }
-    return Effect.map(this.stateOf(key), (state) => this.answered(state, snapshot))
-  }
-
-  private answered(state: KeyState | undefined, snapshot: number): ReadResult {
-    return { value: state?.value, snapshot: Math.max(snapshot, this.replay.next) }
+  get(key: Key, maxAttempts: number): Effect.Effect<ReadResult, AirDbError> {
+    const invalid = this.validateKey(key)
+    if (invalid !== undefined) return Effect.fail(invalid)
+    const self = this
+    return traced("airdb.get", {}, () =>
+      Effect.gen(function* () {
+        if (self.reader.lookupCached(self.adopted.snapshots, key) === MISS) {
+          yield* Effect.forkDaemon(traced("airdb.read.speculative", {}, () => Effect.ignore(self.lookupSnapshots(key))))
+        }
+        for (let attempt = 1; ; attempt++) {
+          const snapshot = yield* self.ride
+          const read = yield* Effect.either(self.readAt(key, snapshot))
+          if (Either.isRight(read)) return { value: read.right?.value, snapshot }
+          if (read.left._tag !== "SnapshotMoved") return yield* Effect.fail(read.left)
+          if (attempt >= maxAttempts) {
+            return yield* new TransactionAborted({ reason: "snapshot-moved", key, attempts: attempt })
+          }
+        }
+      })
+    )
   }
 
   scan(start: Key, end: Key | undefined, limit: number): Effect.Effect<ScanResult, AirDbError> {
@@ -1076,13 +1090,7 @@ class Client {
                 if (invalid !== undefined) return Effect.fail(invalid)
                 if (writes.has(key)) return Effect.succeed(writes.get(key))
                 reads.add(key)
-                return Effect.flatMap(begin, (s) =>
-                  Effect.flatMap(self.stateOf(key), (state) =>
-                    state !== undefined && entryOf(state.modified) >= s
-                      ? Effect.fail(new SnapshotMoved())
-                      : Effect.succeed(state?.value)
-                  )
-                )
+                return Effect.flatMap(begin, (s) => Effect.map(self.readAt(key, s), (state) => state?.value))
               }),
             put: (key, value) =>
               Effect.suspend(() => {
@@ -1202,7 +1210,7 @@ export const openClient = (
     const client: AirDbClient = {
       id: c.id,
       config: c.config,
-      get: (key) => c.get(key),
+      get: (key) => c.get(key, resolved.maxAttempts),
       put: (key, value) =>
         Effect.map(
           c.transact((tx) => tx.put(key, value), resolved.maxAttempts),

@@ -28,13 +28,15 @@ import { SharedLog } from "../log/shared-log.js"
 import { checkListAppend, type Txn } from "./elle.js"
 import { completionOf, plannedOps, planTxn, runTxn } from "./list-append.js"
 import { runSimulated } from "./sim-runtime.js"
-import { type FaultPlan, NO_FAULTS, SimStorage, type Violation } from "./sim-storage.js"
+import { type FaultPlan, type PauseHandle, SimStorage, type Violation } from "./sim-storage.js"
 
 export interface SimOptions {
   readonly clients: number
   readonly txnsPerClient: number
   readonly keys: number
   readonly readShare: number
+  /** Share of transactions that are one linearizable `Get` instead. */
+  readonly getShare: number
   readonly isolation: Isolation
   readonly faults: FaultPlan
   readonly store: Partial<Omit<StoreConfig, "formatVersion">>
@@ -43,6 +45,10 @@ export interface SimOptions {
   /** Simulated time after which an unfinished run is a liveness violation. */
   readonly limitMs: number
   readonly hooks: ClientHooks
+  /** Run ready fibers in a seeded random order (more interleavings per seed). */
+  readonly shuffle?: boolean
+  /** Each client's block cache (small: reads miss it and go to storage). */
+  readonly cacheBytes?: number
 }
 
 export interface SimStats {
@@ -52,6 +58,9 @@ export interface SimStats {
   readonly unknown: number
   readonly entries: number
   readonly crashes: number
+  readonly pauses: number
+  readonly stalls: number
+  readonly outages: number
   readonly ambiguousCalls: number
   readonly failedCalls: number
   readonly snapshots: number
@@ -68,6 +77,7 @@ export interface SimReport {
 const STORE = "sim"
 
 interface Process {
+  readonly pause: PauseHandle
   done: number
   incarnation: number
   /** Each history transaction's intention ids (tx), by writer incarnation. */
@@ -158,7 +168,8 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
     minSyncGapMs: 2,
     blockBytes: 512,
     gcGraceMs: 2_000,
-    maxAttempts: 8
+    maxAttempts: 8,
+    ...(options.cacheBytes === undefined ? {} : { cacheBytes: options.cacheBytes })
   })
 
   const runProcess = (p: number, process: Process) =>
@@ -180,9 +191,13 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
           }
         }
         const work = Effect.gen(function* () {
-          const client: AirDbClient = yield* openClient(storage.viewFor(crash), clientOptions(writer), hooks)
+          const client: AirDbClient = yield* openClient(
+            storage.viewFor(crash, process.pause),
+            clientOptions(writer),
+            hooks
+          )
           while (process.done < options.txnsPerClient) {
-            const planned = yield* planTxn(random, options.keys, options.readShare, () => nextValue++)
+            const planned = yield* planTxn(random, options.keys, options.readShare, () => nextValue++, options.getShare)
             const id = history.length + 1_000_000 * (p + 1)
             const invokedAt = yield* Clock.currentTimeMillis
             current = { id, invokedAt, ops: plannedOps(planned) }
@@ -240,19 +255,27 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
 
   const program = Effect.gen(function* () {
     const processes: Array<Process> = Array.from({ length: options.clients }, () => ({
+      pause: { until: 0 },
       done: 0,
       incarnation: 0,
       attempts: new Map(),
       checkpoints: []
     }))
+    const nemesis = yield* Effect.fork(
+      Effect.all([storage.storageFaults, ...processes.map((p) => storage.clientPauses(p.pause))], {
+        concurrency: "unbounded"
+      })
+    )
     const fibers = yield* Effect.forEach(processes, (process, p) => Effect.fork(runProcess(p, process)))
     const finished = yield* Effect.timeoutOption(Fiber.joinAll(fibers), options.limitMs)
     const stuck = finished._tag === "None"
     const elapsed = yield* Clock.currentTimeMillis
     yield* Effect.forEach(fibers, Fiber.interrupt, { discard: true })
+    yield* Fiber.interrupt(nemesis)
 
     // A fresh client after the run, with storage healed: it starts cold and must see the log's final state.
-    storage.faults = NO_FAULTS
+    storage.heal()
+    for (const p of processes) p.pause.until = 0
     const final = yield* Effect.scoped(
       Effect.gen(function* () {
         const c = yield* openClient(
@@ -337,6 +360,9 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
       unknown: history.filter((t) => t.type === "info").length,
       entries: reference.entries,
       crashes: storage.crashes,
+      pauses: storage.pauses,
+      stalls: storage.stalls,
+      outages: storage.outages,
       ambiguousCalls: storage.ambiguousCalls,
       failedCalls: storage.failedCalls,
       snapshots: [...storage.contents.names()].filter((n) => n.startsWith(`${STORE}-snap-`)).length,
@@ -346,7 +372,11 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
     return { seed, violation: violations[0], stats }
   })
 
-  const outcome = runSimulated(program.pipe(Effect.withRandom(random)), options.limitMs + 600_000)
+  const outcome = runSimulated(
+    program.pipe(Effect.withRandom(random)),
+    options.limitMs + 600_000,
+    options.shuffle === true ? seed : undefined
+  )
   if (outcome._tag === "Done" && Exit.isSuccess(outcome.exit)) return outcome.exit.value
   const detail =
     outcome._tag === "Done"
@@ -362,6 +392,9 @@ const emptyStats = (simulatedMs: number): SimStats => ({
   unknown: 0,
   entries: 0,
   crashes: 0,
+  pauses: 0,
+  stalls: 0,
+  outages: 0,
   ambiguousCalls: 0,
   failedCalls: 0,
   snapshots: 0,

@@ -47,6 +47,9 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
       unknown: 0,
       entries: 0,
       crashes: 0,
+      pauses: 0,
+      stalls: 0,
+      outages: 0,
       ambiguous: 0,
       snapshots: 0,
       maxPending: 0,
@@ -59,6 +62,9 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
       sum.unknown += r.stats.unknown
       sum.entries += r.stats.entries
       sum.crashes += r.stats.crashes
+      sum.pauses += r.stats.pauses
+      sum.stalls += r.stats.stalls
+      sum.outages += r.stats.outages
       sum.ambiguous += r.stats.ambiguousCalls
       sum.snapshots += r.stats.snapshots
       sum.maxPending = Math.max(sum.maxPending, r.stats.maxPending)
@@ -83,6 +89,7 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
       String(sum.entries),
       String(sum.snapshots),
       String(sum.crashes),
+      `${sum.pauses}/${sum.stalls}/${sum.outages}`,
       String(sum.ambiguous),
       String(sum.maxPending),
       ms.toFixed(0)
@@ -98,6 +105,7 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
     "entries",
     "snapshot segs",
     "crashes",
+    "pauses/stalls/outages",
     "ambiguous calls",
     "max n-i_k",
     "ms/run"

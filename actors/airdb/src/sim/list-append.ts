@@ -29,16 +29,25 @@ export interface PlannedOp {
   readonly key: string
   /** For an append: the unique value. */
   readonly value: number
+  /** A read done as a single `Get` (the linearizable point read) rather than inside `Transact`. */
+  readonly get?: boolean
 }
 
-/** Draws a transaction: 1-4 operations over `keys` keys, reads with probability `readShare`. */
+/**
+ * Draws a transaction: 1-4 operations over `keys` keys, reads with probability `readShare`; with probability
+ * `getShare`, instead, one `Get` of one key.
+ */
 export const planTxn = (
   random: Random.Random,
   keys: number,
   readShare: number,
-  nextValue: () => number
+  nextValue: () => number,
+  getShare = 0
 ): Effect.Effect<ReadonlyArray<PlannedOp>> =>
   Effect.gen(function* () {
+    if (getShare > 0 && (yield* random.next) < getShare) {
+      return [{ f: "read", key: `k${yield* random.nextIntBetween(0, keys)}`, value: 0, get: true }]
+    }
     const n = yield* random.nextIntBetween(1, 5)
     const ops: Array<PlannedOp> = []
     for (let i = 0; i < n; i++) {
@@ -54,25 +63,30 @@ export const runTxn = (
   client: AirDbClient,
   ops: ReadonlyArray<PlannedOp>
 ): Effect.Effect<{ readonly ops: ReadonlyArray<MicroOp>; readonly commitTs: number | undefined }, AirDbError> =>
-  Effect.map(
-    client.transact(
-      (tx) =>
-        Effect.gen(function* () {
-          const done: Array<MicroOp> = []
-          for (const op of ops) {
-            const list = decodeList(yield* tx.get(op.key))
-            if (op.f === "read") {
-              done.push({ f: "read", key: op.key, value: list })
-            } else {
-              yield* tx.put(op.key, encodeList([...list, op.value]))
-              done.push({ f: "append", key: op.key, value: op.value })
-            }
-          }
-          return done
-        }) as Effect.Effect<Array<MicroOp>, AirDbError | SnapshotMoved>
-    ),
-    (r) => ({ ops: r.value, commitTs: r.commitTs })
-  )
+  ops.length === 1 && ops[0]!.get === true
+    ? Effect.map(client.get(ops[0]!.key), (r) => ({
+        ops: [{ f: "read", key: ops[0]!.key, value: decodeList(r.value) }],
+        commitTs: undefined
+      }))
+    : Effect.map(
+        client.transact(
+          (tx) =>
+            Effect.gen(function* () {
+              const done: Array<MicroOp> = []
+              for (const op of ops) {
+                const list = decodeList(yield* tx.get(op.key))
+                if (op.f === "read") {
+                  done.push({ f: "read", key: op.key, value: list })
+                } else {
+                  yield* tx.put(op.key, encodeList([...list, op.value]))
+                  done.push({ f: "append", key: op.key, value: op.value })
+                }
+              }
+              return done
+            }) as Effect.Effect<Array<MicroOp>, AirDbError | SnapshotMoved>
+        ),
+        (r) => ({ ops: r.value, commitTs: r.commitTs })
+      )
 
 /** How an AirDB failure enters the history: certainly not committed (fail) or unknown (info). */
 export const completionOf = (error: AirDbError): Txn["type"] =>

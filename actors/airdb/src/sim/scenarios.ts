@@ -12,6 +12,7 @@ const base: SimOptions = {
   txnsPerClient: 25,
   keys: 5,
   readShare: 0.4,
+  getShare: 0.15,
   isolation: "serializable",
   faults: { ...NO_FAULTS, delayMs: [0, 4] },
   store: {
@@ -38,7 +39,43 @@ export const SCENARIOS: ReadonlyMap<string, SimOptions> = new Map<string, SimOpt
   ["calm", base],
   ["faults", { ...base, faults: faulty }],
   ["snapshot-isolation", { ...base, isolation: "snapshot", faults: faulty }],
-  ["contention", { ...base, clients: 4, keys: 2, readShare: 0.2, faults: { ...faulty, crashInAppend: 0.002 } }]
+  ["contention", { ...base, clients: 4, keys: 2, readShare: 0.2, faults: { ...faulty, crashInAppend: 0.002 } }],
+  // Point reads racing chain adoption: Gets of hot keys (in the tail), a block cache too small to hold a block
+  // (every snapshot read goes to storage) and a snapshot every few entries, so chains are adopted (and tails
+  // rebased) while reads are in flight.
+  [
+    "get-vs-adopt",
+    {
+      ...base,
+      clients: 4,
+      keys: 3,
+      readShare: 0.2,
+      getShare: 0.5,
+      cacheBytes: 256,
+      shuffle: true,
+      faults: { ...NO_FAULTS, delayMs: [0, 0] },
+      store: { ...base.store, timely: { snapshotEvery: 3, epsilon: 0.5 } }
+    }
+  ],
+  // The issue's nemesis: clients SIGSTOPped (also during a tail sync), storage stalls and restarts, snapshots
+  // racing appends (a small B), and point reads through `Get` beside transactions.
+  [
+    "pauses",
+    {
+      ...base,
+      txnsPerClient: 40,
+      getShare: 0.3,
+      cacheBytes: 1_024,
+      shuffle: true,
+      faults: {
+        ...faulty,
+        pauses: { everyMs: [50, 400], forMs: [50, 1_500] },
+        stalls: { everyMs: [200, 2_000], forMs: [20, 2_000] },
+        outages: { everyMs: [500, 4_000], forMs: [10, 500] }
+      },
+      limitMs: 600_000
+    }
+  ]
 ])
 
 const commitAll = (): Decision => ({ _tag: "Commit" })

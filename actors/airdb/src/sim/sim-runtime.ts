@@ -9,7 +9,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import type * as Scheduler from "effect/Scheduler"
 import { ControlledScheduler } from "effect/Scheduler"
+import { PCGRandom } from "effect/Utils"
 
 interface Sleeper {
   readonly at: number
@@ -83,6 +85,16 @@ class SimClock implements Clock.Clock {
     return top
   }
 
+  /** Wakes the sleepers due at the current time (I/O that completes between two ready fibers' turns). */
+  wakeDue(): void {
+    for (;;) {
+      const top = this.heap[0]
+      if (top === undefined || top.at > this.now) return
+      const s = this.pop()!
+      if (!s.cancelled) s.wake()
+    }
+  }
+
   /** Advances to the next live sleeper's time and wakes every sleeper due then. */
   advance(limitMs: number): "advanced" | "nobody-asleep" | "limit" {
     let next = this.pop()
@@ -101,26 +113,84 @@ class SimClock implements Clock.Clock {
   }
 }
 
+/**
+ * Runs ready fibers one at a time in a seeded random order (each step picks any task ready then, including ones
+ * a step just made ready), so one seed explores one of the interleavings a real event loop may produce when
+ * several I/O callbacks and fibers are ready at once, and I/O due now may complete between two fibers' turns
+ * (an event loop runs I/O callbacks between tasks). Fibers still yield only where Effect's own scheduler would
+ * make them (every `maxOpsBeforeYield` operations).
+ */
+const YIELDS = new ControlledScheduler()
+
+class ShuffledScheduler implements Scheduler.Scheduler {
+  private readonly ready: Array<Scheduler.Task> = []
+  private readonly random: PCGRandom
+
+  constructor(seed: number) {
+    this.random = new PCGRandom(seed)
+  }
+
+  scheduleTask(task: Scheduler.Task): void {
+    this.ready.push(task)
+  }
+
+  shouldYield(fiber: Fiber.RuntimeFiber<unknown, unknown>): number | false {
+    return YIELDS.shouldYield(fiber)
+  }
+
+  get pending(): boolean {
+    return this.ready.length > 0
+  }
+
+  /** One in eight turns: let due I/O complete before the next ready fiber runs. */
+  get ioTurn(): boolean {
+    return this.random.integer(8) === 0
+  }
+
+  step(): void {
+    const i = this.random.integer(this.ready.length)
+    const task = this.ready[i]!
+    this.ready[i] = this.ready[this.ready.length - 1]!
+    this.ready.pop()
+    task()
+  }
+}
+
 export type SimOutcome<A, E> =
   | { readonly _tag: "Done"; readonly exit: Exit.Exit<A, E>; readonly simulatedMs: number }
   /** Nothing runnable and nobody asleep: every fiber waits on something that will never happen. */
   | { readonly _tag: "Deadlock"; readonly simulatedMs: number }
   | { readonly _tag: "TimeLimit"; readonly simulatedMs: number }
 
-/** Runs `effect` to completion in simulated time (at most `limitMs`). */
-export const runSimulated = <A, E>(effect: Effect.Effect<A, E>, limitMs: number): SimOutcome<A, E> => {
-  const scheduler = new ControlledScheduler()
+/**
+ * Runs `effect` to completion in simulated time (at most `limitMs`). `scheduleSeed`: run ready fibers in a
+ * seeded random order instead of the order they became ready.
+ */
+export const runSimulated = <A, E>(
+  effect: Effect.Effect<A, E>,
+  limitMs: number,
+  scheduleSeed?: number
+): SimOutcome<A, E> => {
+  const controlled = new ControlledScheduler()
+  const shuffled = scheduleSeed === undefined ? undefined : new ShuffledScheduler(scheduleSeed)
+  const scheduler: Scheduler.Scheduler = shuffled ?? controlled
+  const runnable = () => (shuffled === undefined ? controlled.tasks.buckets.length > 0 : shuffled.pending)
   const clock = new SimClock()
+  const step = () => {
+    if (shuffled === undefined) return controlled.step()
+    if (shuffled.ioTurn) clock.wakeDue()
+    if (shuffled.pending) shuffled.step()
+  }
   const fiber = Effect.runFork(effect.pipe(Effect.withClock(clock), Effect.withScheduler(scheduler)), { scheduler })
   for (;;) {
-    while (scheduler.tasks.buckets.length > 0) scheduler.step()
+    while (runnable()) step()
     const exit = fiber.unsafePoll()
     if (exit !== null) return { _tag: "Done", exit, simulatedMs: clock.now }
     const advanced = clock.advance(limitMs)
     if (advanced !== "advanced") {
       const outcome = advanced === "limit" ? "TimeLimit" : "Deadlock"
       Effect.runFork(Fiber.interrupt(fiber), { scheduler })
-      for (let i = 0; i < 1000 && scheduler.tasks.buckets.length > 0; i++) scheduler.step()
+      for (let i = 0; i < 100_000 && runnable(); i++) step()
       return { _tag: outcome, simulatedMs: clock.now }
     }
   }

@@ -6,8 +6,11 @@
  * the middle of writing a snapshot. The storage also probes the timely-snapshot invariant on every command
  * entry that lands, against the chain the state log holds at that moment.
  */
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import type * as Random from "effect/Random"
 import { chainEnd } from "../core/chain.js"
 import type { StoreConfig } from "../core/coordination.js"
@@ -29,6 +32,23 @@ export interface FaultPlan {
   readonly crashAfterStateRecord: number
   /** Probability that a client crashes right after writing a snapshot block. */
   readonly crashInSnapshot: number
+  /** A client's process stops (SIGSTOP) now and then: none of its calls go out or come back meanwhile. */
+  readonly pauses?: FaultWindows
+  /** The storage server stalls (SIGSTOP of the server): every call waits until it resumes. */
+  readonly stalls?: FaultWindows
+  /** The storage server is down (kill -9, then restarted): calls fail, those in flight time out. */
+  readonly outages?: FaultWindows
+}
+
+/** Faults that come and go: one starts every `everyMs` (drawn uniformly) and lasts `forMs`. */
+export interface FaultWindows {
+  readonly everyMs: readonly [number, number]
+  readonly forMs: readonly [number, number]
+}
+
+/** One client's pause state (it survives the client's restarts: it belongs to the process). */
+export interface PauseHandle {
+  until: number
 }
 
 export const NO_FAULTS: FaultPlan = {
@@ -39,6 +59,9 @@ export const NO_FAULTS: FaultPlan = {
   crashAfterStateRecord: 0,
   crashInSnapshot: 0
 }
+
+/** A client's deadline on one storage call (simulated ms): only stalls and pauses outlast it. */
+const CALL_DEADLINE_MS = 1_000
 
 export interface Violation {
   readonly property: string
@@ -57,6 +80,11 @@ export class SimStorage {
   crashes = 0
   ambiguousCalls = 0
   failedCalls = 0
+  pauses = 0
+  stalls = 0
+  outages = 0
+  private stalledUntil = 0
+  private downUntil = 0
 
   constructor(
     readonly store: string,
@@ -94,14 +122,71 @@ export class SimStorage {
     }
   }
 
+  /** Draws when the next window of a kind starts and how long it lasts, until faults are switched off. */
+  private windows(kind: "pauses" | "stalls" | "outages", open: (until: number) => void): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function* () {
+      for (;;) {
+        const plan = self.faults[kind]
+        if (plan === undefined) return
+        yield* Effect.sleep(yield* self.random.nextIntBetween(plan.everyMs[0], plan.everyMs[1] + 1))
+        if (self.faults[kind] === undefined) return
+        const length = yield* self.random.nextIntBetween(plan.forMs[0], plan.forMs[1] + 1)
+        self[kind]++
+        open((yield* Clock.currentTimeMillis) + length)
+      }
+    })
+  }
+
+  /** Storage stalls and outages, for as long as the fault plan has them (run beside the workload). */
+  get storageFaults(): Effect.Effect<void> {
+    return Effect.asVoid(
+      Effect.all(
+        [
+          this.windows("stalls", (until) => {
+            this.stalledUntil = until
+          }),
+          this.windows("outages", (until) => {
+            this.downUntil = until
+          })
+        ],
+        { concurrency: "unbounded" }
+      )
+    )
+  }
+
+  /** SIGSTOPs of one client process, for as long as the fault plan has them. */
+  clientPauses(pause: PauseHandle): Effect.Effect<void> {
+    return this.windows("pauses", (until) => {
+      pause.until = until
+    })
+  }
+
+  /** Heals every fault for good (the checks after the run). */
+  heal(): void {
+    this.faults = NO_FAULTS
+    this.stalledUntil = 0
+    this.downUntil = 0
+  }
+
   /** The view of client `name`: `crash` is completed when the storage decides that client dies. */
-  viewFor(crash: Deferred.Deferred<void>): SegmentStoreShape {
+  viewFor(crash: Deferred.Deferred<void>, pause: PauseHandle = { until: 0 }): SegmentStoreShape {
     const self = this
     const plain = this.plain
     const delay = Effect.flatMap(
       Effect.suspend(() => self.random.nextIntBetween(self.faults.delayMs[0], self.faults.delayMs[1] + 1)),
       (ms) => Effect.sleep(ms)
     )
+    /** Waits while this client is paused or the storage stalled (a call neither goes out nor comes back). */
+    const held: Effect.Effect<void> = Effect.gen(function* () {
+      for (;;) {
+        const now = yield* Clock.currentTimeMillis
+        const until = Math.max(pause.until, self.stalledUntil)
+        if (until <= now) return
+        yield* Effect.sleep(until - now)
+      }
+    })
+    const isDown = Effect.map(Clock.currentTimeMillis, (now) => now < self.downUntil)
     const crashNow = Effect.zipRight(
       Effect.sync(() => self.crashes++),
       Effect.zipRight(Deferred.succeed(crash, undefined), Effect.never)
@@ -112,16 +197,34 @@ export class SimStorage {
       call: Effect.Effect<A, E>,
       landed?: (a: A) => Effect.Effect<void>
     ) =>
+      // The call runs on its own: past the client's deadline the client hears a timeout, and a call held by a
+      // stall or a pause still happens when it ends (a late append, a late read), as with a real server.
+      Effect.flatMap(Effect.forkDaemon(attempt(segment, operation, call, landed)), (fiber) =>
+        Effect.flatMap(Effect.timeoutOption(Fiber.join(fiber), CALL_DEADLINE_MS), (done) => {
+          if (Option.isSome(done)) return Effect.succeed(done.value)
+          self.ambiguousCalls++
+          return Effect.fail(new SegmentTimeout({ segment, operation, timeoutMs: CALL_DEADLINE_MS }))
+        })
+      )
+    const attempt = <A, E>(
+      segment: string,
+      operation: string,
+      call: Effect.Effect<A, E>,
+      landed?: (a: A) => Effect.Effect<void>
+    ) =>
       Effect.gen(function* () {
+        yield* held
         yield* delay
-        if (yield* self.chance(self.faults.failBefore)) {
+        yield* held
+        if ((yield* isDown) || (yield* self.chance(self.faults.failBefore))) {
           self.failedCalls++
           return yield* Effect.fail(new SegmentUnavailable({ segment, operation, reason: "simulated storage failure" }))
         }
         const result = yield* call
         if (landed !== undefined) yield* landed(result)
         yield* delay
-        if (yield* self.chance(self.faults.ambiguous)) {
+        yield* held
+        if ((yield* isDown) || (yield* self.chance(self.faults.ambiguous))) {
           self.ambiguousCalls++
           return yield* Effect.fail(new SegmentTimeout({ segment, operation, timeoutMs: 0 }))
         }
