@@ -1,4 +1,4 @@
-import { credentials, type ServiceError } from "@grpc/grpc-js"
+import { Client, credentials, type ServiceError } from "@grpc/grpc-js"
 import { GrpcCode, serveGrpc } from "@reef/grpc"
 import { AirDBClient } from "@reef/proto"
 import * as Effect from "effect/Effect"
@@ -7,13 +7,14 @@ import * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openClient } from "../client/client.js"
 import { MemorySegments, makeMemorySegmentStore } from "../segment/memory.js"
-import { airDbGrpcService } from "./airdb-service.js"
+import { AIRDB_MAX_TRANSACTION_OPS, airDbGrpcService } from "./airdb-service.js"
 
 const scope = Effect.runSync(Scope.make())
 let client: InstanceType<typeof AirDBClient>
+let address = ""
 
 beforeAll(async () => {
-  const address = await Effect.runPromise(
+  address = await Effect.runPromise(
     Scope.extend(
       Effect.gen(function* () {
         const db = yield* openClient(makeMemorySegmentStore(new MemorySegments()), { store: "g", minSyncGapMs: 1 })
@@ -75,5 +76,59 @@ describe("reef.v1.AirDB over gRPC", () => {
       expect(e.code).toBe(GrpcCode.INVALID_ARGUMENT)
       expect(e.details).toMatch(/UTF-8|empty key|exceeds/)
     }
+  })
+
+  it("refuses a key written twice in one transaction (etcd's rule), naming both operations", async () => {
+    for (const second of [
+      { op: { $case: "put" as const, value: { key: b("dup"), value: b("2") } } },
+      { op: { $case: "delete" as const, value: { key: b("dup") } } }
+    ]) {
+      const e = (await call(client.transact, {
+        ops: [{ op: { $case: "put", value: { key: b("dup"), value: b("1") } } }, second],
+        maxAttempts: 0
+      }).catch((x) => x)) as ServiceError
+      expect(e.code).toBe(GrpcCode.INVALID_ARGUMENT)
+      expect(e.details).toMatch(/"dup" is already written by ops\[0\]/)
+    }
+    expect(await call(client.get, { key: b("dup") })).toMatchObject({ found: false })
+    // Reads and compares of a key the request wrote see the write (read-your-writes).
+    const t = await call(client.transact, {
+      ops: [
+        { op: { $case: "put", value: { key: b("ryw"), value: b("1") } } },
+        { op: { $case: "compare", value: { key: b("ryw"), exists: true, value: b("1") } } },
+        { op: { $case: "read", value: { key: b("ryw") } } }
+      ],
+      maxAttempts: 0
+    })
+    expect(t).toMatchObject({ committed: true, reads: [{ found: true, value: b("1") }] })
+  })
+
+  it("refuses a transaction of more than AIRDB_MAX_TRANSACTION_OPS operations", async () => {
+    const ops = Array.from({ length: AIRDB_MAX_TRANSACTION_OPS + 1 }, (_, i) => ({
+      op: { $case: "read" as const, value: { key: b(`r${i}`) } }
+    }))
+    const e = (await call(client.transact, { ops, maxAttempts: 0 }).catch((x) => x)) as ServiceError
+    expect(e.code).toBe(GrpcCode.INVALID_ARGUMENT)
+    expect(e.details).toMatch(/at most 1024/)
+    const ok = await call(client.transact, { ops: ops.slice(1), maxAttempts: 0 })
+    expect(ok).toMatchObject({ committed: true })
+  })
+
+  it("answers bytes that are not a request message with INVALID_ARGUMENT", async () => {
+    const raw = new Client(address, credentials.createInsecure())
+    const garbage = Buffer.from([0x0a, 0xff, 0x01])
+    for (const method of ["Get", "Transact"]) {
+      const e = await new Promise<ServiceError>((resolve) =>
+        raw.makeUnaryRequest(
+          `/reef.v1.AirDB/${method}`,
+          (x: Buffer) => x,
+          (x: Buffer) => x,
+          garbage,
+          (error) => resolve(error as ServiceError)
+        )
+      )
+      expect(e?.code, `${method}: ${e?.details}`).toBe(GrpcCode.INVALID_ARGUMENT)
+    }
+    raw.close()
   })
 })

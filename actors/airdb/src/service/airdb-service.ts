@@ -46,6 +46,34 @@ export const toHandlerError = (e: AirDbError): HandlerError => {
 
 export const AIRDB_DEFAULT_SCAN_LIMIT = 1000
 export const AIRDB_MAX_SCAN_LIMIT = 100_000
+/**
+ * Most operations in one Transact request (etcd's --max-txn-ops is 128 by default): a transaction runs on the
+ * client's event loop, and a request of 100,000 reads held up every other request of that client for seconds.
+ */
+export const AIRDB_MAX_TRANSACTION_OPS = 1024
+/** Operations a transaction runs before it lets other requests of the same client have a turn. */
+const OPS_PER_TURN = 64
+
+/**
+ * One rule for keys written twice in one request, as etcd's ("duplicate key given in txn request"): a key may
+ * be put or deleted at most once per Transact. Reads and compares may name any key, any number of times, and
+ * see the request's earlier writes (read-your-writes).
+ */
+const duplicateWrite = (ops: ReadonlyArray<AirDbOp>, keys: ReadonlyArray<string>): InvalidRequestError | undefined => {
+  const written = new Map<string, number>()
+  for (const [i, op] of ops.entries()) {
+    if (op.op?.$case !== "put" && op.op?.$case !== "delete") continue
+    const first = written.get(keys[i]!)
+    if (first !== undefined) {
+      return new InvalidRequestError({
+        field: `ops[${i}]`,
+        reason: `key ${JSON.stringify(keys[i])} is already written by ops[${first}]: a key may be put or deleted once per transaction`
+      })
+    }
+    written.set(keys[i]!, i)
+  }
+  return undefined
+}
 
 /** A failed compare ends the transaction function: nothing is committed. */
 class CompareFailed {
@@ -61,6 +89,7 @@ const runOps = (ops: ReadonlyArray<AirDbOp>, keys: ReadonlyArray<string>) => (tx
   Effect.gen(function* () {
     const reads: Array<AirDbReadResult> = []
     for (const [i, op] of ops.entries()) {
+      if (i > 0 && i % OPS_PER_TURN === 0) yield* Effect.yieldNow()
       const key = keys[i]!
       switch (op.op?.$case) {
         case "read": {
@@ -90,11 +119,19 @@ export const airDbGrpcService = (client: AirDbClient) =>
     transact: (request) =>
       Effect.gen(function* () {
         if (request.ops.length === 0) return yield* new InvalidRequestError({ field: "ops", reason: "no operations" })
+        if (request.ops.length > AIRDB_MAX_TRANSACTION_OPS) {
+          return yield* new InvalidRequestError({
+            field: "ops",
+            reason: `${request.ops.length} operations; a transaction has at most ${AIRDB_MAX_TRANSACTION_OPS} (split it)`
+          })
+        }
         const keys = yield* Effect.forEach(request.ops, (op, i) => {
           if (op.op === undefined)
             return Effect.fail(new InvalidRequestError({ field: `ops[${i}]`, reason: "empty op" }))
           return keyOf(`ops[${i}].key`, op.op.value.key)
         })
+        const duplicate = duplicateWrite(request.ops, keys)
+        if (duplicate !== undefined) return yield* duplicate
         const attempts = request.maxAttempts > 0 ? { maxAttempts: Math.min(request.maxAttempts, 100) } : {}
         const r = yield* Effect.either(client.transact(runOps(request.ops, keys), attempts))
         if (r._tag === "Left") {
