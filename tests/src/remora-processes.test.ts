@@ -64,6 +64,11 @@ const badInput = (prefix: string): ReadonlyArray<[Transaction, RejectReason]> =>
       }
     }),
     RejectReason.REJECT_REASON_UNDECLARED_ACCESS
+  ],
+  [
+    // A YCSB write that declares a token account: it would mint tokens.
+    signed({ id: `${prefix}-foreign`, readSet: ["tok/a"], writeSet: ["tok/a"] }),
+    RejectReason.REJECT_REASON_FOREIGN_NAMESPACE
   ]
 ]
 

@@ -36,6 +36,11 @@ export class UndeclaredKeyError extends Error {
 export interface Contract<A> {
   /** The `ContractCall.contract` name, e.g. "token.transfer". */
   readonly name: string
+  /**
+   * The key prefix it owns, e.g. "tok/": a transaction of it may declare only keys under it, so no contract
+   * reads or writes another's objects (a YCSB write cannot mint tokens).
+   */
+  readonly namespace: string
   /** Decodes the arguments; throws on malformed bytes. */
   readonly decodeArgs: (bytes: Uint8Array) => A
   /** Why the arguments are out of range, or undefined. */

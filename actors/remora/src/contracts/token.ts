@@ -24,6 +24,7 @@ export const tokenBalance = (value: Uint8Array): number => getNumber(value, 0)
 
 export const tokenTransfer: Contract<TokenTransfer> = {
   name: TOKEN_CONTRACT,
+  namespace: TOKEN_PREFIX,
   decodeArgs: (bytes) => TokenTransfer.decode(bytes),
   checkArgs: (args) => {
     if (!args.from.startsWith(TOKEN_PREFIX) || !args.to.startsWith(TOKEN_PREFIX)) {

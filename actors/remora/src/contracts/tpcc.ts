@@ -87,6 +87,7 @@ const set = setNumber
 
 export const tpccNewOrder: Contract<TpccNewOrder> = {
   name: TPCC_NEW_ORDER_CONTRACT,
+  namespace: TPCC_PREFIX,
   decodeArgs: (bytes) => TpccNewOrder.decode(bytes),
   checkArgs: (args) => {
     const district = checkDistrict(args.warehouseId, args.districtId)
@@ -145,6 +146,7 @@ const paymentKeys = (args: TpccPayment) => [
 
 export const tpccPayment: Contract<TpccPayment> = {
   name: TPCC_PAYMENT_CONTRACT,
+  namespace: TPCC_PREFIX,
   decodeArgs: (bytes) => TpccPayment.decode(bytes),
   checkArgs: (args) =>
     checkDistrict(args.warehouseId, args.districtId) ??

@@ -15,7 +15,8 @@ export const YCSB_FIELD_BYTES = 31
 /** Bytes 0..8 hold the update counter (little-endian float64). */
 const FIELDS_OFFSET = 8
 
-export const ycsbKey = (n: number): string => `ycsb/${n}`
+export const YCSB_PREFIX = "ycsb/"
+export const ycsbKey = (n: number): string => `${YCSB_PREFIX}${n}`
 
 export const ycsbGenesis = (key: string): Uint8Array => {
   const bytes = new Uint8Array(YCSB_ACCOUNT_BYTES)
@@ -28,6 +29,7 @@ const counterOf = (value: Uint8Array): number =>
 
 export const ycsbRmw: Contract<YcsbRmw> = {
   name: YCSB_CONTRACT,
+  namespace: YCSB_PREFIX,
   decodeArgs: (bytes) => YcsbRmw.decode(bytes),
   checkArgs: (args) =>
     args.field >= YCSB_FIELDS

@@ -8,8 +8,8 @@ const tx = admitted(
   signed(
     bodyOf(
       "t1",
-      ["acct/a"],
-      ["acct/a", "acct/b"],
+      ["ycsb/a"],
+      ["ycsb/a", "ycsb/b"],
       "ycsb.rmw",
       YcsbRmw.encode({ field: 2, data: Buffer.from("x") }).finish()
     )

@@ -34,9 +34,16 @@ describe("admission", () => {
     expect(reasonOf(signed(bodyOf("t 2", ["ycsb/1"], ["ycsb/1"], "ycsb.rmw", rmw)))).toBe("REJECT_REASON_MALFORMED")
     expect(reasonOf(signed(bodyOf("t2", [], [], "ycsb.rmw", rmw)))).toBe("REJECT_REASON_EMPTY_SETS")
     expect(reasonOf(signed(bodyOf("t2", ["x"], ["x"], "no.such", rmw)))).toBe("REJECT_REASON_UNKNOWN_CONTRACT")
-    expect(reasonOf(signed(bodyOf("t2", ["x"], ["x"], "ycsb.rmw", new Uint8Array([0xff]))))).toBe(
+    expect(reasonOf(signed(bodyOf("t2", ["ycsb/x"], ["ycsb/x"], "ycsb.rmw", new Uint8Array([0xff]))))).toBe(
       "REJECT_REASON_INVALID_ARGUMENTS"
     )
+    // A contract declares only keys of its own namespace: a YCSB write cannot touch (mint) tokens.
+    expect(reasonOf(signed(bodyOf("t2", ["ycsb/1", "tok/a"], ["tok/a"], "ycsb.rmw", rmw)))).toBe(
+      "REJECT_REASON_FOREIGN_NAMESPACE"
+    )
+    expect(
+      reasonOf(signed(bodyOf("t2", ["tok/a", "ycsb/1"], ["tok/a"], "token.transfer", transfer("tok/a", "tok/a"))))
+    ).toBe("REJECT_REASON_FOREIGN_NAMESPACE")
     // The transfer writes tok/b, which only its read set declares.
     expect(
       reasonOf(signed(bodyOf("t2", ["tok/a", "tok/b"], ["tok/a"], "token.transfer", transfer("tok/a", "tok/b"))))

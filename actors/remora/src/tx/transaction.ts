@@ -132,6 +132,16 @@ export const admit = (tx: Transaction, limits: AdmissionLimits = DEFAULT_ADMISSI
   const contract = contractNamed(name)
   if (contract === undefined)
     return reject(RejectReason.REJECT_REASON_UNKNOWN_CONTRACT, `unknown contract "${name}"`, id)
+  // Contract namespaces: a transaction declares only keys of its own contract, before anything reaches a block.
+  for (const key of keys) {
+    if (!key.startsWith(contract.namespace)) {
+      return reject(
+        RejectReason.REJECT_REASON_FOREIGN_NAMESPACE,
+        `${name} may only declare keys under "${contract.namespace}"; "${key.slice(0, 64)}" is outside its namespace`,
+        id
+      )
+    }
+  }
   let args: unknown
   try {
     args = contract.decodeArgs(body.call!.args)

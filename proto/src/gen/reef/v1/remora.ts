@@ -78,8 +78,10 @@ export enum RejectReason {
   REJECT_REASON_DUPLICATE_ID = 7,
   /** REJECT_REASON_OVERLOADED - Too many transactions are waiting; retry later. */
   REJECT_REASON_OVERLOADED = 8,
-  /** REJECT_REASON_UNAVAILABLE - The coordinator has no worker to execute on yet, or is shutting down. */
+  /** REJECT_REASON_UNAVAILABLE - The coordinator has no worker to execute on yet, is shutting down, or is recovering after a restart: retry. */
   REJECT_REASON_UNAVAILABLE = 9,
+  /** REJECT_REASON_FOREIGN_NAMESPACE - The read or write set names a key outside the contract's namespace (e.g. a ycsb.rmw declaring a tok/ key). */
+  REJECT_REASON_FOREIGN_NAMESPACE = 10,
   UNRECOGNIZED = -1,
 }
 
@@ -115,6 +117,9 @@ export function rejectReasonFromJSON(object: any): RejectReason {
     case 9:
     case "REJECT_REASON_UNAVAILABLE":
       return RejectReason.REJECT_REASON_UNAVAILABLE;
+    case 10:
+    case "REJECT_REASON_FOREIGN_NAMESPACE":
+      return RejectReason.REJECT_REASON_FOREIGN_NAMESPACE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -144,6 +149,8 @@ export function rejectReasonToJSON(object: RejectReason): string {
       return "REJECT_REASON_OVERLOADED";
     case RejectReason.REJECT_REASON_UNAVAILABLE:
       return "REJECT_REASON_UNAVAILABLE";
+    case RejectReason.REJECT_REASON_FOREIGN_NAMESPACE:
+      return "REJECT_REASON_FOREIGN_NAMESPACE";
     case RejectReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
