@@ -56,7 +56,7 @@ export const applyBatch = <Span>(
     }
     chainValue(state.kv, value.payload, hash)
     for (const command of commands) {
-      const result = applyCommand(state.kv, command)
+      const result = applyCommand(state.kv, command, state.app)
       if (mine) own.command(command, result, batch.instance, span)
     }
   }

@@ -127,7 +127,7 @@ export class CatchUpServer {
         })
       }
       // Too far behind for the log (or for one message): the state itself, frozen as of now.
-      const snapshot = server.freeze()
+      const snapshot = yield* server.freeze()
       yield* Effect.logInfo(
         `sending a snapshot at instance ${snapshot.instance} (${snapshot.chunks.length} chunks) to a peer at ${request.fromInstance}`
       )
@@ -161,14 +161,33 @@ export class CatchUpServer {
     })
   }
 
-  /** The state as of the last applied instance; reused while current, so many joiners share one copy. */
-  private freeze(): FrozenSnapshot {
+  /**
+   * The state as of the last applied instance; reused while current, so many joiners share one copy. With a
+   * replicated app, its contents are captured at this point of the log (what is applied later is not in them).
+   */
+  private freeze(): Effect.Effect<FrozenSnapshot> {
     const { state } = this.options
     const now = this.options.nowMs()
-    if (this.frozen === undefined || this.frozen.snapshot.instance !== state.appliedInstance + 1) {
-      const id = this.nextSnapshotId++
-      this.frozen = { snapshot: freezeSnapshot(id, state.kv, state.appliedInstance + 1, state.delivered), atMs: now }
-    } else this.frozen.atMs = now
-    return this.frozen.snapshot
+    if (this.frozen !== undefined && this.frozen.snapshot.instance === state.appliedInstance + 1) {
+      this.frozen.atMs = now
+      return Effect.succeed(this.frozen.snapshot)
+    }
+    const id = this.nextSnapshotId++
+    const instance = state.appliedInstance + 1
+    const { delivered, app } = state
+    const keep = (snapshot: FrozenSnapshot) => {
+      this.frozen = { snapshot, atMs: this.options.nowMs() }
+      return snapshot
+    }
+    if (app === undefined) return Effect.succeed(keep(freezeSnapshot(id, state.kv, instance, delivered)))
+    const { stateHash, appliedCommands } = state.kv
+    // Asked now, in this turn: the capture is taken right after the writes applied so far.
+    const captured = app.capture()
+    return Effect.promise(() => captured).pipe(
+      Effect.map((entries) => {
+        const records = new Map(entries.map((e) => [e.key, { value: e.value, version: e.version }]))
+        return keep(freezeSnapshot(id, { records, stateHash, appliedCommands }, instance, delivered))
+      })
+    )
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { KvCommand } from "@reef/proto"
 import { applyRedisWrite } from "./redis-commands.js"
+import type { ReplicatedApp } from "./replicated-app.js"
 import type { RespValue } from "./resp-value.js"
 
 export interface KvRecord {
@@ -31,6 +32,8 @@ export type KvResult =
     }
   | { readonly _tag: "ReadBarrier" }
   | { readonly _tag: "Redis"; readonly reply: RespValue }
+  /** A Redis write handed to the replicated app (replicated-app.ts): its reply comes when the app answers. */
+  | { readonly _tag: "RedisApplied"; readonly reply: Promise<RespValue> }
   | { readonly _tag: "Invalid"; readonly reason: string }
 
 /** (previous hash, encoded value) -> next hash; SHA-256 hex in the replica shell. */
@@ -58,10 +61,10 @@ export const chainValue = (state: KvStateData, encoded: Uint8Array, hash: HashCh
 }
 
 /**
- * Applies one decided command. Mutates `state` in place (it is owned by one replica's apply loop; the
+ * Applies one decided command (a Redis write to `app` when the replica replicates one). Mutates `state` in place (it is owned by one replica's apply loop; the
  * history lives in the log, not in old states) and returns the client-visible result.
  */
-export const applyCommand = (state: KvStateData, command: KvCommand): KvResult => {
+export const applyCommand = (state: KvStateData, command: KvCommand, app?: ReplicatedApp): KvResult => {
   state.appliedCommands++
   const op = command.op
   switch (op?.$case) {
@@ -83,7 +86,9 @@ export const applyCommand = (state: KvStateData, command: KvCommand): KvResult =
     case "readBarrier":
       return { _tag: "ReadBarrier" }
     case "redis":
-      return { _tag: "Redis", reply: applyRedisWrite(state, op.value.args) }
+      return app === undefined
+        ? { _tag: "Redis", reply: applyRedisWrite(state, op.value.args) }
+        : { _tag: "RedisApplied", reply: app.apply(op.value.args) }
     case undefined:
       return { _tag: "Invalid", reason: "empty command" }
   }

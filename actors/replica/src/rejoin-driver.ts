@@ -210,6 +210,11 @@ export const makeRejoinDriver = (options: RejoinDriverOptions): RejoinDriver => 
         })
       }
       installSnapshot(state.kv, { stateHash: reply.snapshotHash, appliedCommands: reply.snapshotCommands, chunks })
+      if (state.app !== undefined) {
+        // The entries are the app's contents: they go into it, before any write applied from now on.
+        state.app.restore(chunks.flat())
+        state.kv.records.clear()
+      }
       state.appliedInstance = reply.snapshotInstance - 1
       state.decisions.reset(reply.snapshotInstance)
       state.delivered = deliveredFromWire(reply.snapshotDelivered)

@@ -7,6 +7,7 @@
 import { type DeliveredIndex, emptyDeliveredIndex, type Incarnation, newIncarnation } from "@reef/nic"
 import { DecisionLog, type DecisionLogLimits } from "./decision-log.js"
 import { emptyKvState, type KvStateData } from "./kv-state.js"
+import type { ReplicatedApp } from "./replicated-app.js"
 
 export interface ReplicaState {
   readonly id: string
@@ -25,6 +26,8 @@ export interface ReplicaState {
   delivered: DeliveredIndex
   /** Times this process replaced its state with a peer's snapshot (reported in StateResponse). */
   snapshotsRestored: number
+  /** With `--app redis`: what Redis writes are applied to, captured from and restored into (not `kv`). */
+  app: ReplicatedApp | undefined
 }
 
 export const createReplicaState = (options: {
@@ -45,5 +48,6 @@ export const createReplicaState = (options: {
   singleEngine: (options.engines ?? 1) === 1,
   decisions: new DecisionLog(options.log),
   delivered: emptyDeliveredIndex,
-  snapshotsRestored: 0
+  snapshotsRestored: 0,
+  app: undefined
 })

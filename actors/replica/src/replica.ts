@@ -54,6 +54,7 @@ import { recordInstanceSpan } from "./instance-spans.js"
 import { DEFAULT_MAX_KEY_BYTES, DEFAULT_MAX_VALUE_BYTES, makeKvService } from "./kv-service.js"
 import type { HashChain } from "./kv-state.js"
 import { Proposer, unavailable } from "./proposer.js"
+import { appBackend, startRedisApp } from "./redis-app.js"
 import { kvBackend } from "./redis-kv.js"
 import { makeRejoinDriver, type RejoinDriver } from "./rejoin-driver.js"
 import { createReplicaState } from "./replica-state.js"
@@ -70,6 +71,11 @@ export interface ReplicaOptions {
   readonly grpcHost?: string
   /** Redis (RESP) port over the same state (resp-server.ts); 0 picks a free one; none without it. */
   readonly respPort?: number
+  /**
+   * `redis`: replicate a local redis-server instead of the KV records (redis-app.ts), started on a free port,
+   * or the one at `redisPort`. Its RESP port is `respPort` (a free one when unset).
+   */
+  readonly app?: { readonly kind: "redis"; readonly redisPort?: number }
   readonly engines?: number
   readonly interactionMs?: number
   readonly minInteractionMs?: number
@@ -87,6 +93,8 @@ export interface ReplicaHandle {
   readonly grpcAddress: string
   /** `host:port` of the Redis endpoint, when it has one. */
   readonly respAddress: string | undefined
+  /** With `--app redis`: `host:port` of the local redis-server it replicates. */
+  readonly redisAddress: string | undefined
   readonly engine: NicEngine
   readonly state: Effect.Effect<StateResponse>
 }
@@ -184,31 +192,48 @@ export const runReplica = (
       reflection: { descriptorSet: descriptorSetPath, protoFiles: ["reef/v1/kv.proto"] }
     })
 
+    // ---- --app redis: the local redis-server every decided Redis write is applied to ---------------------------
+    const redisApp =
+      options.app === undefined
+        ? undefined
+        : yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: () =>
+                startRedisApp(options.app?.redisPort === undefined ? {} : { port: options.app.redisPort }, Date.now),
+              catch: (cause) => new GrpcServerError({ operation: "bind", target: "the local redis-server", cause })
+            }),
+            (running) => Effect.promise(() => running.close())
+          )
+    if (redisApp !== undefined) state.app = redisApp.app
+
     // ---- the Redis endpoint: the same proposer and read barrier as the gRPC KV --------------------------------
+    const respPort = options.respPort ?? (redisApp === undefined ? undefined : 0)
     const resp =
-      options.respPort === undefined
+      respPort === undefined
         ? undefined
         : yield* Effect.acquireRelease(
             Effect.tryPromise({
               try: () =>
                 startRespServer({
                   host: options.grpcHost ?? "127.0.0.1",
-                  port: options.respPort!,
-                  backend: kvBackend({
-                    state,
-                    proposer,
-                    engines: options.engines ?? 1,
-                    limits: {
-                      maxKeyBytes: options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES,
-                      maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
-                    }
-                  }),
+                  port: respPort,
+                  backend:
+                    redisApp === undefined
+                      ? kvBackend({
+                          state,
+                          proposer,
+                          engines: options.engines ?? 1,
+                          limits: {
+                            maxKeyBytes: options.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES,
+                            maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
+                          }
+                        })
+                      : appBackend({ running: redisApp, proposer, engines: options.engines ?? 1, nowMs: Date.now }),
                   replicaId: options.id,
                   group: options.group,
                   log: (message) => log("warn", message)
                 }),
-              catch: (cause) =>
-                new GrpcServerError({ operation: "bind", target: `RESP port ${options.respPort}`, cause })
+              catch: (cause) => new GrpcServerError({ operation: "bind", target: `RESP port ${respPort}`, cause })
             }),
             (server) => Effect.promise(() => server.close())
           )
@@ -272,7 +297,14 @@ export const runReplica = (
     // Presence: where clients reach this replica, and its consensus health for `reef status`.
     const presence = yield* PresenceDetails
     const self = { role: REPLICA_ROLE, id: options.id }
-    yield* presence.announce({ kv: server.address, ...(resp === undefined ? {} : { resp: resp.address }) }, self)
+    yield* presence.announce(
+      {
+        kv: server.address,
+        ...(resp === undefined ? {} : { resp: resp.address }),
+        ...(redisApp === undefined ? {} : { redis: redisApp.address })
+      },
+      self
+    )
     yield* presence.reportStatus(
       self,
       Effect.map(kv.stateResponse, (response) =>
@@ -315,5 +347,11 @@ export const runReplica = (
     rejoin.start()
     yield* Deferred.await(serving)
     yield* Effect.logInfo(`serving: applied up to instance ${state.appliedInstance} of group ${options.group}`)
-    return { grpcAddress: server.address, respAddress: resp?.address, engine: running, state: kv.stateResponse }
+    return {
+      grpcAddress: server.address,
+      respAddress: resp?.address,
+      redisAddress: redisApp?.address,
+      engine: running,
+      state: kv.stateResponse
+    }
   })

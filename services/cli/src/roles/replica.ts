@@ -93,6 +93,16 @@ export const replicaRole = defineRole({
       description: "Redis (RESP2/RESP3) port over the same replicated state (0: a free one)",
       defaultText: "none"
     }),
+    app: Opt.choice({
+      description:
+        "replicate an application instead of the KV records: redis (a local redis-server, the paper's design)",
+      choices: ["redis"],
+      defaultText: "none"
+    }),
+    "redis-port": Opt.port({
+      description: "--app redis: the redis-server to front (its contents are replaced)",
+      defaultText: "one started on a free port"
+    }),
     engines: Opt.integer({ description: "parallel NIC engines (pipelined consensus)", default: 1, min: 1, max: 16 }),
     "interaction-ms": Opt.number({
       description: "fixed interaction delay ΔI in ms instead of calibrating it with the peers",
@@ -131,6 +141,14 @@ export const replicaRole = defineRole({
         natsUrl: context.natsUrl,
         grpcPort: input["kv-port"],
         ...(input["resp-port"] === undefined ? {} : { respPort: input["resp-port"] }),
+        ...(input.app === undefined
+          ? {}
+          : {
+              app: {
+                kind: input.app,
+                ...(input["redis-port"] === undefined ? {} : { redisPort: input["redis-port"] })
+              }
+            }),
         engines: input.engines,
         roundClose: input["round-close"],
         log: { maxBytes: input["log-bytes"] },
@@ -142,7 +160,8 @@ export const replicaRole = defineRole({
       return {
         description:
           `replica ${context.id} kv ${handle.grpcAddress}` +
-          `${handle.respAddress === undefined ? "" : ` resp ${handle.respAddress}`} group ${input.group} ` +
+          `${handle.respAddress === undefined ? "" : ` resp ${handle.respAddress}`}` +
+          `${handle.redisAddress === undefined ? "" : ` redis ${handle.redisAddress}`} group ${input.group} ` +
           `members ${members.join(",")} ` +
           `engines ${handle.engine.engines} round ${round}ms`
         // runReplica announces its kv endpoint itself (so does every replica a test or benchmark starts).
