@@ -2,22 +2,26 @@
  * `pnpm bench airdb [--quick]`: AirDB on serverless SMR against its paper's baselines, all in one run on this
  * machine (../shared/papers/airdb-s2mr.txt §5):
  *
- *   1. p99 latency against throughput for the five YCSB workloads (1 KB values): AirDB on JetStream and on
- *      Redis, SLSMR (three servers replaying the same JetStream log) and etcd (three members, strict
- *      serializable), plus AirDB on Azurite as the slow-storage point;
+ *   1. p99 latency against throughput for the YCSB workloads (1 KB values; all five in a full run, read-heavy
+ *      and update-heavy with --quick): AirDB on JetStream and on Redis, SLSMR (three servers replaying the same
+ *      JetStream log) and etcd (three members, strict serializable), plus AirDB on Azurite as the slow-storage
+ *      point, each curve whole; the headline, read-heavy AirDB against etcd, at one stated concurrency in
+ *      interleaved rounds;
  *   2. cold start (process start to first committed transaction) at two state sizes for AirDB, SLSMR (full
- *      state download) and etcd (restore from its snapshot);
- *   3. a good client's p99 before and while bad clients flood the system (read-heavy, then update-heavy);
+ *      state download) and etcd (restore from its snapshot), the same number of interleaved runs on each side;
+ *   3. a good client's p99 before and while bad clients flood the system (read-heavy, then update-heavy),
+ *      AirDB and etcd in interleaved rounds;
  *   4. a chaos timeline for AirDB: client kills, bad-client bursts and 0.1% failing storage calls, and the
  *      share of a good client's reads within a 100 ms SLA, late, and unreachable.
  *
- * Writes bench/results/airdb.json and SVGs. Peers missing (etcd, etcdctl, the Go load generator, Redis)
+ * Every ratio is the median and min–max over interleaved rounds (harness: 3, 2 with --quick); latencies of
+ * several client processes come from one merged hdr histogram. Writes bench/results/airdb.json and plots. Peers missing (etcd, etcdctl, the Go load generator, Redis)
  * are installed by the bootstrap's peers step (`REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh`), which this
  * suite runs when they are missing; if that fails it stops with one line naming the command.
  */
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { credentials } from "@grpc/grpc-js"
 import type { StorageOptions } from "@reef/airdb"
@@ -26,13 +30,13 @@ import { findRedisServerBinary, startRedisServer } from "@reef/devkit"
 import { startNatsServer } from "@reef/kernel"
 import { AirDBClient } from "@reef/proto"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { etcdColdStartMs, findEtcdctl, saveEtcdSnapshot } from "./airdb/etcd-coldstart.js"
 import type { LoadOutput, LoadSpec, LoadTarget } from "./airdb/load-process.js"
 import { type Child, runLoad, runLoads, startChild } from "./airdb/processes.js"
 import { MIXES, VALUE_BYTES, WORKLOADS, type Workload } from "./airdb/ycsb.js"
+import { type Curve, figureOf, interleave, machineNow, ratioOf, readMachine, writeResult } from "./harness/index.js"
 import {
   buildEtcdLoad,
   type EtcdCluster,
@@ -42,16 +46,20 @@ import {
   startEtcdCluster
 } from "./peers/index.js"
 import { runMeasured } from "./peers/proc.js"
-import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
-import { lineChart } from "./svg.js"
+import { printTable, resultsDir, round } from "./report.js"
 
 interface Plan {
   readonly keySpace: number
+  /** The YCSB workloads whose curves are drawn (the headline's read-heavy always is). */
+  readonly workloads: ReadonlyArray<Workload>
+  /** Operations in flight at each point of a curve. */
   readonly points: ReadonlyArray<number>
+  /** The one concurrency the headline read-heavy ratio is taken at, on both sides. */
+  readonly operatingPoint: number
   readonly durationMs: number
+  /** Unmeasured load before every measured run, on every system. */
   readonly warmupMs: number
   readonly coldStartKeys: readonly [number, number]
-  readonly coldStartRuns: number
   readonly goodRate: number
   readonly goodMs: number
   readonly chaosMs: number
@@ -59,23 +67,25 @@ interface Plan {
 
 const QUICK: Plan = {
   keySpace: 2_000,
-  points: [8, 128],
-  durationMs: 2_000,
-  warmupMs: 1_000,
-  coldStartKeys: [10_000, 100_000],
-  coldStartRuns: 3,
+  workloads: ["read-heavy", "update-heavy"],
+  points: [8, 32],
+  operatingPoint: 32,
+  durationMs: 1_500,
+  warmupMs: 500,
+  coldStartKeys: [5_000, 20_000],
   goodRate: 100,
-  goodMs: 4_000,
-  chaosMs: 20_000
+  goodMs: 2_000,
+  chaosMs: 10_000
 }
 
 const FULL: Plan = {
   keySpace: 20_000,
+  workloads: WORKLOADS,
   points: [8, 32, 128, 384],
+  operatingPoint: 32,
   durationMs: 6_000,
   warmupMs: 2_000,
   coldStartKeys: [100_000, 1_000_000],
-  coldStartRuns: 3,
   goodRate: 200,
   goodMs: 10_000,
   chaosMs: 120_000
@@ -106,7 +116,6 @@ const grpcPut = (address: string, key: string): Promise<void> =>
   })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 /** etcd, etcdctl, the Go load generator and redis-server, installed by the bootstrap's peers step if missing. */
 const ensurePeers = async (): Promise<string> => {
@@ -139,6 +148,8 @@ const etcdYcsb = async (
     readonly rate?: number
     readonly prefill?: boolean
     readonly nice?: boolean
+    /** Unmeasured load first (a run of its own), as long as the AirDB runs' warm-up. */
+    readonly warmupMs?: number
   }
 ): Promise<{
   readonly throughput: number
@@ -146,6 +157,9 @@ const etcdYcsb = async (
   readonly p99Ms: number
   readonly errors: number
 }> => {
+  if (o.warmupMs !== undefined && o.warmupMs > 0) {
+    await etcdYcsb(binary, endpoints, { ...o, durationMs: o.warmupMs, warmupMs: 0, prefill: false })
+  }
   const mix = MIXES[o.workload]
   const args = [
     `-endpoints=${endpoints.join(",")}`,
@@ -174,7 +188,7 @@ const etcdYcsb = async (
 
 export const run = async (quick: boolean): Promise<void> => {
   const plan = quick ? QUICK : FULL
-  const loadBefore = loadavg()
+  const started = readMachine()
   const etcdload = await ensurePeers()
   const scope = Effect.runSync(Scope.make())
   const inScope = <A, E>(e: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(e, scope))
@@ -231,7 +245,7 @@ export const run = async (quick: boolean): Promise<void> => {
     const twoClients = (target: LoadTarget, workload: Workload, concurrency: number) =>
       runLoads([0, 1].map((i) => loadSpec(target, workload, Math.max(1, concurrency / 2), i)))
 
-    // ---- 1. p99 against throughput ---------------------------------------------------------------------------
+    // ---- 1. p99 against throughput: every curve whole, one run per point --------------------------------------
     const points: Array<Point> = []
     const record = (
       system: System,
@@ -252,9 +266,19 @@ export const run = async (quick: boolean): Promise<void> => {
         `  ${system} ${workload} c=${concurrency}: ${Math.round(o.throughput)} ops/s, p99 ${round(o.p99Ms)} ms`
       )
     }
-    console.log("\nbench airdb: p99 against throughput (YCSB, 1 KB values)")
+    console.log(`\nbench airdb: p99 against throughput (YCSB, 1 KB values; ${plan.workloads.join(", ")})`)
     const etcd = await startEtcdCluster({ n: 3, extraArgs: ["--quota-backend-bytes", String(8 * 1024 ** 3)] })
     etcdClusters.push(etcd)
+    const etcdRun = (workload: Workload, concurrency: number, extra: Partial<Parameters<typeof etcdYcsb>[2]> = {}) =>
+      etcdYcsb(etcdload, etcd.endpoints, {
+        workload,
+        concurrency,
+        durationMs: plan.durationMs,
+        warmupMs: plan.warmupMs,
+        keySpace: plan.keySpace,
+        ...extra
+      })
+    const airdbJs = airdb(storages.jetstream, "y_airdb_jetstream")
     for (const system of SYSTEMS) {
       const store = `y_${system.replace("-", "_")}`
       let target: LoadTarget
@@ -282,23 +306,14 @@ export const run = async (quick: boolean): Promise<void> => {
         target = airdb(system === "airdb-redis" ? storages.redis : storages.jetstream, store)
         await fill(target, 0, plan.keySpace)
       }
-      for (const workload of WORKLOADS) {
+      for (const workload of plan.workloads) {
         for (const c of plan.points) {
-          if (system === "etcd") {
-            record(
-              system,
-              workload,
-              c,
-              await etcdYcsb(etcdload, etcd.endpoints, {
-                workload,
-                concurrency: c,
-                durationMs: plan.durationMs,
-                keySpace: plan.keySpace
-              })
-            )
-          } else {
-            record(system, workload, c, await twoClients(target, workload, c))
-          }
+          record(
+            system,
+            workload,
+            c,
+            system === "etcd" ? await etcdRun(workload, c) : await twoClients(target, workload, c)
+          )
         }
       }
       if (system === "slsmr") for (const s of children.splice(0)) await s.kill()
@@ -306,56 +321,35 @@ export const run = async (quick: boolean): Promise<void> => {
     // The slow-storage point: AirDB on Azure Append Blobs (Azurite).
     const azureTarget = airdb(storages.azure, "y_azure")
     await fill(azureTarget, 0, plan.keySpace)
-    for (const workload of WORKLOADS) record("airdb-azurite", workload, 16, await twoClients(azureTarget, workload, 16))
+    for (const workload of plan.workloads) {
+      record("airdb-azurite", workload, 16, await twoClients(azureTarget, workload, 16))
+    }
 
-    // ---- 2. cold start ---------------------------------------------------------------------------------------
+    // ---- 1b. the headline: read-heavy at one stated concurrency, AirDB and etcd in interleaved rounds -------
+    const c = plan.operatingPoint
+    console.log(`\nbench airdb: read-heavy at ${c} in flight, AirDB (JetStream) and etcd interleaved`)
+    const readHeavy = await interleave(
+      { quick, label: `airdb read-heavy c=${c}` },
+      { airdb: () => twoClients(airdbJs, "read-heavy", c), etcd: () => etcdRun("read-heavy", c) }
+    )
+
+    // ---- 2. cold start: the same number of runs on every side, interleaved --------------------------------------
     console.log("\nbench airdb: cold start (process start to first committed transaction)")
-    const cold: Record<string, Record<string, number>> = {}
-    for (const keys of plan.coldStartKeys) {
-      const mb = Math.round((keys * VALUE_BYTES) / 1024 ** 2)
-      const store = `cs_${keys}`
-      // A JetStream server of its own, removed (with its store) once measured: the 1 GB run's data is not kept.
-      // A child of the run's scope: a failure closes it with the rest.
-      const sizeScope = Effect.runSync(Scope.fork(scope, ExecutionStrategy.sequential))
-      const coldNats = await Effect.runPromise(Scope.extend(startNatsServer({ jetstream: true }), sizeScope))
-      const coldStorage: StorageOptions = { backend: "jetstream", natsUrl: coldNats.url }
-      const target = airdb(coldStorage, store)
+    const sizes = await Promise.all(
+      plan.coldStartKeys.map(async (keys) => ({ keys, mb: Math.round((keys * VALUE_BYTES) / 1024 ** 2) }))
+    )
+    const prepared: Array<{ keys: number; mb: number; target: LoadTarget; storage: StorageOptions; snapshot: string }> =
+      []
+    const snapshotDir = mkdtempSync(join(tmpdir(), "reef-airdb-etcdsnap-"))
+    for (const { keys, mb } of sizes) {
+      // A JetStream server of its own per size (in the run's scope).
+      const coldNats = await inScope(startNatsServer({ jetstream: true }))
+      const storage: StorageOptions = { backend: "jetstream", natsUrl: coldNats.url }
+      const target = airdb(storage, `cs_${keys}`)
       const filled = Date.now()
       await fill(target, 0, keys)
       console.log(`  ${mb} MB loaded into AirDB in ${round((Date.now() - filled) / 1000, 1)} s`)
-      const airdbRuns: Array<number> = []
-      const airdbOpens: Array<number> = []
-      let lastStats: Record<string, number> | undefined
-      for (let i = 0; i < plan.coldStartRuns; i++) {
-        const r = await startChild<{
-          coldStartMs: number
-          openMs: number
-          clientStats: Record<string, number>
-        }>("load-process", {
-          mode: "coldstart",
-          target,
-          spawnedAt: Date.now()
-        }).first
-        airdbRuns.push(r.coldStartMs)
-        airdbOpens.push(r.openMs)
-        lastStats = r.clientStats
-      }
-      // SLSMR: one server downloads the whole state, then serves.
-      const spawnedAt = Date.now()
-      const server = startChild<{ address: string; loadMs: number }>(
-        "server-process",
-        { storage: coldStorage, store, id: "cold" },
-        { heapMb: 12_288 }
-      )
-      children.push(server)
-      const ready = await server.first
-      // The first transaction comes from this (running) process, as etcd's comes from a running etcdctl: the
-      // clock measures the server's start, not a client process's.
-      await grpcPut(ready.address, `coldstart-${keys}`)
-      const slsmrMs = Date.now() - spawnedAt
-      await server.kill()
-      await Effect.runPromise(Scope.close(sizeScope, Exit.void))
-      // etcd: load the same keys, snapshot, restore three members, first write.
+      // etcd: the same keys, snapshotted once; every etcd run restores three members from it.
       const source = await startEtcdCluster({ n: 3, extraArgs: ["--quota-backend-bytes", String(8 * 1024 ** 3)] })
       etcdClusters.push(source)
       await etcdYcsb(etcdload, source.endpoints, {
@@ -365,29 +359,54 @@ export const run = async (quick: boolean): Promise<void> => {
         keySpace: keys,
         prefill: true
       })
-      const dir = mkdtempSync(join(tmpdir(), "reef-airdb-etcdsnap-"))
-      const snapshot = join(dir, "snapshot.db")
+      const snapshot = join(snapshotDir, `snapshot-${keys}.db`)
       await saveEtcdSnapshot(source.endpoints[0]!, snapshot)
       await source.stop()
-      const etcdMs = await etcdColdStartMs(snapshot)
-      rmSync(dir, { recursive: true, force: true })
-      cold[`${mb}MB`] = {
-        keys,
-        airdbMs: median(airdbRuns),
-        slsmrMs,
-        slsmrLoadMs: ready.loadMs,
-        etcdMs,
-        // What the cold start read: the client's open (indexes and tail; the rest is node's start and the
-        // first commit), the indexes' size, and the command-log entries it replayed (past the chain's end).
-        airdbOpenMs: Math.round(median(airdbOpens)),
-        airdbIndexBytes: lastStats?.indexBytes ?? 0,
-        airdbLogEntries: lastStats?.entries ?? 0,
-        airdbReplayedEntries: (lastStats?.entries ?? 0) - (lastStats?.chainEnd ?? 0)
-      }
-      console.log(`  ${mb} MB: AirDB ${median(airdbRuns)} ms, SLSMR ${slsmrMs} ms, etcd ${etcdMs} ms`)
+      prepared.push({ keys, mb, target, storage, snapshot })
     }
+    type ColdRun = { ms: number; openMs?: number; loadMs?: number; stats?: Record<string, number> }
+    const airdbCold = (target: LoadTarget) => async (): Promise<ColdRun> => {
+      const r = await startChild<{ coldStartMs: number; openMs: number; clientStats: Record<string, number> }>(
+        "load-process",
+        { mode: "coldstart", target, spawnedAt: Date.now() }
+      ).first
+      return { ms: r.coldStartMs, openMs: r.openMs, stats: r.clientStats }
+    }
+    // SLSMR: one server downloads the whole state, then serves; the first transaction comes from this (running)
+    // process, as etcd's comes from a running etcdctl.
+    const slsmrCold = (storage: StorageOptions, store: string) => async (): Promise<ColdRun> => {
+      const spawnedAt = Date.now()
+      const server = startChild<{ address: string; loadMs: number }>(
+        "server-process",
+        { storage, store, id: "cold" },
+        { heapMb: 12_288 }
+      )
+      children.push(server)
+      try {
+        const ready = await server.first
+        await grpcPut(ready.address, `coldstart-${Date.now()}`)
+        return { ms: Date.now() - spawnedAt, loadMs: ready.loadMs }
+      } finally {
+        await server.kill()
+        children.splice(children.indexOf(server), 1)
+      }
+    }
+    const etcdCold = (snapshot: string) => async (): Promise<ColdRun> => ({ ms: await etcdColdStartMs(snapshot) })
+    const [small, large] = prepared as [(typeof prepared)[number], (typeof prepared)[number]]
+    const coldRounds = await interleave(
+      { quick, label: "airdb cold start" },
+      {
+        airdbSmall: airdbCold(small.target),
+        slsmrSmall: slsmrCold(small.storage, `cs_${small.keys}`),
+        etcdSmall: etcdCold(small.snapshot),
+        airdbLarge: airdbCold(large.target),
+        slsmrLarge: slsmrCold(large.storage, `cs_${large.keys}`),
+        etcdLarge: etcdCold(large.snapshot)
+      }
+    )
+    rmSync(snapshotDir, { recursive: true, force: true })
 
-    // ---- 3. a good client, then bad clients -------------------------------------------------------------------
+    // ---- 3. a good client, then bad clients, interleaved with etcd ---------------------------------------------
     console.log("\nbench airdb: a good client's p99 before and while bad clients flood")
     const good = (target: LoadTarget): LoadSpec => ({
       mode: "load",
@@ -399,57 +418,64 @@ export const run = async (quick: boolean): Promise<void> => {
       warmupMs: 500,
       keySpace: plan.keySpace
     })
-    const isolation: Record<string, Record<string, number>> = {}
-    const goodTarget = airdb(storages.jetstream, "y_airdb_jetstream")
-    {
-      const before = await runLoad(good(goodTarget))
-      const row: Record<string, number> = { p99BeforeMs: before.p99Ms }
-      for (const flood of ["read-heavy", "update-heavy"] as const) {
-        // Bad clients run at nice 19: what they do to the good client goes through the system, not this
-        // 2-core machine's shared CPU.
+    type Isolation = { beforeP99Ms: number; readFloodP99Ms: number; updateFloodP99Ms: number }
+    const airdbIsolation = async (): Promise<Isolation> => {
+      const before = await runLoad(good(airdbJs))
+      const during = async (flood: Workload) => {
+        // Bad clients run at nice 19 on both sides: what they do to the good client goes through the system,
+        // not this 2-core machine's shared CPU.
         const bad = [0, 1].map((i) =>
           startChild<LoadOutput>(
             "load-process",
-            { ...loadSpec(goodTarget, flood, 64, i + 4), durationMs: plan.goodMs + 4_000, warmupMs: 0 },
+            { ...loadSpec(airdbJs, flood, 64, i + 4), durationMs: plan.goodMs + 3_000, warmupMs: 0 },
             { nice: 19 }
           )
         )
-        await sleep(1_500)
-        const during = await runLoad(good(goodTarget))
+        await sleep(1_000)
+        const r = await runLoad(good(airdbJs))
         await Promise.all(bad.map((b) => b.first))
-        row[`p99${flood === "read-heavy" ? "ReadFlood" : "UpdateFlood"}Ms`] = during.p99Ms
+        return r.p99Ms
       }
-      isolation.airdb = row
+      return {
+        beforeP99Ms: before.p99Ms,
+        readFloodP99Ms: await during("read-heavy"),
+        updateFloodP99Ms: await during("update-heavy")
+      }
     }
-    {
+    const etcdIsolation = async (): Promise<Isolation> => {
       const goodEtcd = () =>
         etcdYcsb(etcdload, etcd.endpoints, {
           workload: "read-only",
           concurrency: 4,
           durationMs: plan.goodMs,
+          warmupMs: 500,
           keySpace: plan.keySpace,
           rate: plan.goodRate
         })
       const before = await goodEtcd()
-      const row: Record<string, number> = { p99BeforeMs: before.p99Ms }
-      for (const flood of ["read-heavy", "update-heavy"] as const) {
+      const during = async (flood: Workload) => {
         const bad = etcdYcsb(etcdload, etcd.endpoints, {
           workload: flood,
           concurrency: 128,
-          durationMs: plan.goodMs + 4_000,
+          durationMs: plan.goodMs + 3_000,
           keySpace: plan.keySpace,
           nice: true
         })
-        await sleep(1_500)
-        const during = await goodEtcd()
+        await sleep(1_000)
+        const r = await goodEtcd()
         await bad
-        row[`p99${flood === "read-heavy" ? "ReadFlood" : "UpdateFlood"}Ms`] = during.p99Ms
+        return r.p99Ms
       }
-      isolation.etcd = row
+      return {
+        beforeP99Ms: before.p99Ms,
+        readFloodP99Ms: await during("read-heavy"),
+        updateFloodP99Ms: await during("update-heavy")
+      }
     }
-    const inflation = (row: Record<string, number>) =>
-      Math.max(row.p99ReadFloodMs!, row.p99UpdateFloodMs!) / Math.max(row.p99BeforeMs!, 0.001)
-    console.log(`  AirDB ${JSON.stringify(isolation.airdb)}\n  etcd ${JSON.stringify(isolation.etcd)}`)
+    const isolation = await interleave(
+      { quick, label: "airdb isolation" },
+      { airdb: airdbIsolation, etcd: etcdIsolation }
+    )
 
     // ---- 4. chaos --------------------------------------------------------------------------------------------
     console.log("\nbench airdb: chaos (client kills, bad-client bursts, 0.1% failing storage calls)")
@@ -508,35 +534,193 @@ export const run = async (quick: boolean): Promise<void> => {
     )
 
     // ---- results ---------------------------------------------------------------------------------------------
-    const best = (system: System, workload: Workload) =>
-      Math.max(...points.filter((p) => p.system === system && p.workload === workload).map((p) => p.throughput))
-    const [small, large] = plan.coldStartKeys.map((keys) => cold[`${Math.round((keys * VALUE_BYTES) / 1024 ** 2)}MB`]!)
-    const ratios = {
-      coldStart1GBSlsmrOverAirdb: round(large!.slsmrMs! / large!.airdbMs!),
-      coldStart1GBEtcdOverAirdb: round(large!.etcdMs! / large!.airdbMs!),
-      coldStart1GBOver100MBAirdb: round(large!.airdbMs! / small!.airdbMs!),
-      readHeavyThroughputVsEtcd: round(best("airdb-jetstream", "read-heavy") / best("etcd", "read-heavy")),
-      goodClientP99InflationAirdb: round(inflation(isolation.airdb!)),
-      goodClientP99InflationEtcd: round(inflation(isolation.etcd!)),
-      chaosUnreachablePct: pct(chaos.unreachable)
+    const ycsb = {
+      valueBytes: VALUE_BYTES,
+      keySpace: plan.keySpace,
+      warmUpMs: plan.warmupMs,
+      durationMs: plan.durationMs,
+      consistency: "strict serializable (AirDB transactions; etcd linearizable reads)",
+      clients: "AirDB: two Node client processes, histograms merged; etcd: its Go clientv3 (etcdload)"
     }
-    const loadAfter = loadavg()
-    const path = writeLegacyResult({
+    const coldConditions = (size: (typeof prepared)[number]) => ({
+      state: `${size.keys.toLocaleString("en")} keys of ${VALUE_BYTES} B (${size.mb} MB)`,
+      clock: "process spawn to first committed transaction",
+      airdb: "a new client process opens the store (indexes and tail) and commits",
+      slsmr: "a new server process downloads the whole state from JetStream, then serves a put",
+      etcd: "etcdctl snapshot restore of 3 members from one snapshot, start, first put (--unsafe-no-fsync)"
+    })
+    const isolationConditions = {
+      goodClient: `read-only, 4 workers paced to ${plan.goodRate}/s for ${plan.goodMs} ms`,
+      badClients: "64 (AirDB: two processes of 64) / 128 (etcd) in flight, nice 19 on both",
+      latencies: "p99 from one merged histogram per run"
+    }
+    const ratios = {
+      readHeavyThroughputVsEtcd: ratioOf(
+        {
+          numerator: `AirDB on JetStream, YCSB read-heavy, ${c} in flight (ops/s)`,
+          denominator: `etcd (3 members), YCSB read-heavy, ${c} in flight (ops/s)`,
+          conditions: ycsb,
+          operatingPoint: `${c} operations in flight on both (the curves: airdb-read-heavy plot)`
+        },
+        readHeavy,
+        (v) => v.airdb.throughput,
+        (v) => v.etcd.throughput
+      ),
+      readHeavyP99VsEtcd: ratioOf(
+        {
+          numerator: `AirDB on JetStream, YCSB read-heavy, ${c} in flight: p99 (ms)`,
+          denominator: `etcd, YCSB read-heavy, ${c} in flight: p99 (ms)`,
+          conditions: ycsb,
+          operatingPoint: `${c} operations in flight on both`
+        },
+        readHeavy,
+        (v) => v.airdb.p99Ms,
+        (v) => v.etcd.p99Ms
+      ),
+      coldStartLargeSlsmrOverAirdb: ratioOf(
+        { numerator: "SLSMR cold start (ms)", denominator: "AirDB cold start (ms)", conditions: coldConditions(large) },
+        coldRounds,
+        (v) => v.slsmrLarge.ms,
+        (v) => v.airdbLarge.ms
+      ),
+      coldStartLargeEtcdOverAirdb: ratioOf(
+        {
+          numerator: "etcd restore cold start (ms)",
+          denominator: "AirDB cold start (ms)",
+          conditions: coldConditions(large)
+        },
+        coldRounds,
+        (v) => v.etcdLarge.ms,
+        (v) => v.airdbLarge.ms
+      ),
+      coldStartLargeSlsmrOverEtcd: ratioOf(
+        {
+          numerator: "SLSMR cold start (ms)",
+          denominator: "etcd snapshot-restore cold start (ms)",
+          conditions: coldConditions(large),
+          note: "our SLSMR baseline checked against a real peer that also restores the whole state"
+        },
+        coldRounds,
+        (v) => v.slsmrLarge.ms,
+        (v) => v.etcdLarge.ms
+      ),
+      coldStartLargeOverSmallAirdb: ratioOf(
+        {
+          numerator: `AirDB cold start, ${large.mb} MB (ms)`,
+          denominator: `AirDB cold start, ${small.mb} MB (ms)`,
+          conditions: {
+            clock: "process spawn to first committed transaction",
+            sizes: `${small.mb} MB and ${large.mb} MB`
+          }
+        },
+        coldRounds,
+        (v) => v.airdbLarge.ms,
+        (v) => v.airdbSmall.ms
+      ),
+      goodClientP99InflationAirdbReadFlood: ratioOf(
+        {
+          numerator: "good client p99 while bad clients flood read-heavy (ms)",
+          denominator: "good client p99 before (ms)",
+          conditions: { ...isolationConditions, system: "AirDB on JetStream" }
+        },
+        isolation,
+        (v) => v.airdb.readFloodP99Ms,
+        (v) => v.airdb.beforeP99Ms
+      ),
+      goodClientP99InflationAirdbUpdateFlood: ratioOf(
+        {
+          numerator: "good client p99 while bad clients flood update-heavy (ms)",
+          denominator: "good client p99 before (ms)",
+          conditions: { ...isolationConditions, system: "AirDB on JetStream" }
+        },
+        isolation,
+        (v) => v.airdb.updateFloodP99Ms,
+        (v) => v.airdb.beforeP99Ms
+      ),
+      goodClientP99InflationEtcdReadFlood: ratioOf(
+        {
+          numerator: "good client p99 while bad clients flood read-heavy (ms)",
+          denominator: "good client p99 before (ms)",
+          conditions: { ...isolationConditions, system: "etcd, 3 members" }
+        },
+        isolation,
+        (v) => v.etcd.readFloodP99Ms,
+        (v) => v.etcd.beforeP99Ms
+      ),
+      goodClientP99InflationEtcdUpdateFlood: ratioOf(
+        {
+          numerator: "good client p99 while bad clients flood update-heavy (ms)",
+          denominator: "good client p99 before (ms)",
+          conditions: { ...isolationConditions, system: "etcd, 3 members" }
+        },
+        isolation,
+        (v) => v.etcd.updateFloodP99Ms,
+        (v) => v.etcd.beforeP99Ms
+      )
+    }
+    const cold = Object.fromEntries(
+      prepared.map((size, i) => {
+        const suffix = i === 0 ? "Small" : "Large"
+        const fig = (side: "airdb" | "slsmr" | "etcd") =>
+          figureOf(coldRounds, (v) => (v[`${side}${suffix}` as keyof typeof v] as ColdRun).ms)
+        const lastAirdb = coldRounds[coldRounds.length - 1]!.values[`airdb${suffix}` as "airdbSmall"]
+        return [
+          `${size.mb}MB`,
+          {
+            keys: size.keys,
+            airdbMs: fig("airdb"),
+            slsmrMs: fig("slsmr"),
+            etcdMs: fig("etcd"),
+            airdbOpenMs: figureOf(coldRounds, (v) => (v[`airdb${suffix}` as "airdbSmall"] as ColdRun).openMs ?? 0),
+            slsmrLoadMs: figureOf(coldRounds, (v) => (v[`slsmr${suffix}` as "slsmrSmall"] as ColdRun).loadMs ?? 0),
+            airdbIndexBytes: lastAirdb.stats?.indexBytes ?? 0,
+            airdbLogEntries: lastAirdb.stats?.entries ?? 0,
+            airdbReplayedEntries: (lastAirdb.stats?.entries ?? 0) - (lastAirdb.stats?.chainEnd ?? 0)
+          }
+        ]
+      })
+    )
+    const systems = [...new Set(points.map((p) => p.system))]
+    const curves = Object.fromEntries(
+      plan.workloads.map((workload) => [
+        workload,
+        {
+          title: `AirDB bench, YCSB ${workload}: p99 latency against throughput (one run per point)`,
+          x: { title: "throughput (operations/s)", format: "~s" },
+          y: { title: "p99 latency (ms)", scale: "log" as const },
+          ...(workload === "read-heavy"
+            ? { headline: `read-heavy at ${c} in flight, interleaved rounds (readHeavyThroughputVsEtcd)` }
+            : {}),
+          points: systems.flatMap((system) =>
+            points
+              .filter((p) => p.system === system && p.workload === workload)
+              .map((p) => ({ series: system, x: round(p.throughput, 0), y: round(p.p99Ms, 2) }))
+          )
+        } satisfies Curve
+      ])
+    )
+    const perSecond = chaos.timeline100ms.reduce<Array<number>>((acc, n, i) => {
+      acc[Math.floor(i / 10)] = (acc[Math.floor(i / 10)] ?? 0) + n
+      return acc
+    }, [])
+    const path = await writeResult({
       suite: "airdb",
       quick,
-      machine: {
-        ...machine(),
-        loadavgBefore: loadBefore.map((x) => round(x)),
-        loadavgAfter: loadAfter.map((x) => round(x))
-      },
+      command: `pnpm bench airdb${quick ? " --quick" : ""}`,
+      machine: machineNow(started),
+      ratios,
       metrics: {
         plan: { ...plan },
-        coldStartSizes: quick
-          ? "quick: the '100MB' and '1GB' ratios use the two sizes of this plan (10 MB and 100 MB)"
-          : "100 MB and 1 GB",
         curves: Object.fromEntries(points.map((p) => [`${p.system}/${p.workload}/c${p.concurrency}`, { ...p }])),
+        readHeavyAtOperatingPoint: {
+          concurrency: c,
+          airdbPerSec: figureOf(readHeavy, (v) => v.airdb.throughput),
+          etcdPerSec: figureOf(readHeavy, (v) => v.etcd.throughput),
+          airdbP99Ms: figureOf(readHeavy, (v) => v.airdb.p99Ms),
+          etcdP99Ms: figureOf(readHeavy, (v) => v.etcd.p99Ms)
+        },
         coldStart: cold,
-        isolation,
+        isolation: isolation.map((r) => r.values),
         chaos: {
           reads: attempted,
           withinSlaPct: pct(chaos.withinSla),
@@ -544,64 +728,45 @@ export const run = async (quick: boolean): Promise<void> => {
           unreachablePct: pct(chaos.unreachable),
           p99Ms: chaos.p99Ms,
           events,
-          throughputPerSecond: chaos.timeline100ms.reduce<Array<number>>((acc, n, i) => {
-            acc[Math.floor(i / 10)] = (acc[Math.floor(i / 10)] ?? 0) + n
-            return acc
-          }, [])
+          throughputPerSecond: perSecond
         }
       },
-      ratios
+      curves: {
+        ...curves,
+        chaos: {
+          title:
+            "AirDB chaos: the good client's reads per second (client kills, bad-client bursts, 0.1% failing storage calls)",
+          x: { title: "time (s)" },
+          y: { title: "reads per second" },
+          points: perSecond.map((n, i) => ({ series: "good client", x: i, y: n }))
+        }
+      }
     })
-    for (const workload of WORKLOADS) {
-      const systems = [...new Set(points.map((p) => p.system))]
-      writeFileSync(
-        join(resultsDir, `airdb-${workload}.svg`),
-        lineChart({
-          title: `AirDB bench: ${workload} (p99 against throughput)`,
-          xLabel: "throughput (ops/s)",
-          yLabel: "p99 latency (ms)",
-          logY: true,
-          series: systems.map((s) => ({
-            name: s,
-            points: points
-              .filter((p) => p.system === s && p.workload === workload)
-              .map((p) => [p.throughput, p.p99Ms] as const)
-          }))
-        })
-      )
-    }
-    writeFileSync(
-      join(resultsDir, "airdb-chaos.svg"),
-      lineChart({
-        title: "AirDB chaos: the good client's reads per second",
-        xLabel: "time (s)",
-        yLabel: "reads/s",
-        series: [
-          {
-            name: "good client",
-            points: chaos.timeline100ms
-              .reduce<Array<number>>((acc, n, i) => {
-                acc[Math.floor(i / 10)] = (acc[Math.floor(i / 10)] ?? 0) + n
-                return acc
-              }, [])
-              .map((n, i) => [i, n] as const)
-          }
-        ]
-      })
+    printTable(
+      `AirDB: read-heavy at ${c} in flight, interleaved rounds`,
+      ["round", "AirDB ops/s", "etcd ops/s", "AirDB p99", "etcd p99"],
+      readHeavy.map((r, i) => [
+        i + 1,
+        r.values.airdb.throughput,
+        r.values.etcd.throughput,
+        r.values.airdb.p99Ms,
+        r.values.etcd.p99Ms
+      ])
     )
     printTable(
-      "AirDB: best throughput per workload (ops/s)",
-      ["system", ...WORKLOADS],
-      [...new Set(points.map((p) => p.system))].map((s) => [s, ...WORKLOADS.map((w) => Math.round(best(s, w)))])
-    )
-    printTable(
-      "Cold start (ms, process start to first commit)",
+      "Cold start (ms, process start to first commit): median and min–max over rounds",
       ["size", "AirDB", "SLSMR", "etcd"],
-      Object.entries(cold).map(([size, c]) => [size, c.airdbMs!, c.slsmrMs!, c.etcdMs!])
+      Object.entries(cold).map(([size, x]) => [
+        size,
+        `${x.airdbMs.median} (${x.airdbMs.min}–${x.airdbMs.max})`,
+        `${x.slsmrMs.median} (${x.slsmrMs.min}–${x.slsmrMs.max})`,
+        `${x.etcdMs.median} (${x.etcdMs.min}–${x.etcdMs.max})`
+      ])
     )
-    printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
-    console.log(
-      `\nload average before ${loadBefore.map((x) => round(x)).join(" ")}, after ${loadAfter.map((x) => round(x)).join(" ")}`
+    printTable(
+      "Ratios (median and min–max over interleaved rounds)",
+      ["ratio", "median", "min", "max"],
+      Object.entries(ratios).map(([n, r]) => [n, r.median, r.min, r.max])
     )
     console.log(`wrote ${path}`)
   } finally {

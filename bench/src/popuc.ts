@@ -1,64 +1,77 @@
 /**
- * Suite `popuc`: the POPUC replicated KV against etcd (same N, loopback, Go client, --unsafe-no-fsync since
- * POPUC keeps state in memory) and an unreplicated Redis, all in the same run on this machine.
+ * Suite `popuc`: the POPUC replicated KV against etcd (same N, loopback, etcd's Go client, --unsafe-no-fsync
+ * since POPUC keeps state in memory) and an unreplicated Redis, all in the same run on this machine. Reef and
+ * etcd run in interleaved rounds (harness: 3, 2 with --quick), each round on fresh clusters warmed alike, and
+ * every ratio is the median and min–max over the rounds.
  *
- *   engine     instances/s, rounds and ms per instance, round-time p50/p99/max (no failures), per N
- *   kv         Set/Get throughput and p50/p99 for N = 3, 5, 7, 9 in each deployment mode (128 in flight)
- *   saturation N = 5 Set throughput with 1,024 writes in flight, next to etcd's PUT with as many: their peak
- *              rates, at a load both are CPU-bound at
+ *   sizes      per N: Reef Set/Get throughput and latency (each deployment mode in a full run) at 128 in
+ *              flight, engine rounds and round times; etcd PUT/GET at the same N and concurrency
+ *   saturation N = 5 with 1,024 writes in flight on both
+ *   failover   N = 5 under load from clients on every member, one killed (Reef: a replica; etcd: the leader,
+ *              default raft timing and tuned to loopback scale): the longest completion gap after the kill
  *   timed      N = 5 with the paper's timed rounds (`--round-close timer`) next to the default, rounds closed
- *              once every peer is heard from: Set throughput at 128 in flight, and one client's write latency
- *   peers      etcd PUT/GET per N (same concurrency), Redis SET/GET
- *   failover   kill one replica of 5 under load (and again with 8 writes in flight, where the stall is not
- *              hidden in the saturated machine's gaps): stall and throughput before/after, and how many
- *              survivors found the victim's connection gone; the same with etcd's leader
- *   stalls     N = 3 under load while every replica process is paused (SIGSTOP) for 60 ms every 400 ms, the
- *              way a shared machine or a VM stalls a whole group at once: self-quits and throughput
+ *              once every peer is heard from, in interleaved rounds of their own
+ *   stalls     N = 3 under load while every replica process is paused (SIGSTOP) for 60 ms every 400 ms
  *   rejoin     N = 3 under load, one replica killed (kill -9) and started again: restart to serving, restart
- *              to caught up (rejoinServingMs, rejoinCaughtUpMs)
+ *              to caught up
  *
- * One file per scenario in popuc/ (group-sizes, failover, round-close, stalls, rejoin, peers), the shared plan
- * in popuc/plan.ts, the report in popuc/report.ts.
- *
- * Writes bench/results/popuc.json and bench/results/popuc.svg (throughput vs N per system).
+ * One file per scenario in popuc/, the shared plan in popuc/plan.ts, the report in popuc/report.ts.
  */
 import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
+import { interleave, readMachine } from "./harness/index.js"
 import { makePhases } from "./phases.js"
-import { failoverLight } from "./popuc/failover.js"
-import { measureGroupSizes } from "./popuc/group-sizes.js"
-import { measurePeers } from "./popuc/peers.js"
+import { reefSizesRound } from "./popuc/group-sizes.js"
+import { ensureEtcdLoad, etcdRound, measureRedis } from "./popuc/peers.js"
 import { planFor } from "./popuc/plan.js"
 import { measureRejoin } from "./popuc/rejoin.js"
 import { reportPopuc } from "./popuc/report.js"
-import { compareRoundClose } from "./popuc/round-close.js"
+import { roundCloseRun } from "./popuc/round-close.js"
 import { stallWholeGroup } from "./popuc/stalls.js"
 
 export const run = async (quick: boolean) => {
   const plan = planFor(quick)
-  const { phase, done } = makePhases("bench popuc", 6)
-  const reef = await Effect.runPromise(
+  const started = readMachine()
+  const { phase, done } = makePhases("bench popuc", 5)
+  await ensureEtcdLoad()
+  const results = await Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
         const nats = yield* startNatsServer({ jetstream: false })
         const sizes = yield* phase(
-          "engine and KV per group size, etcd and Redis alongside",
-          measureGroupSizes(plan, nats.url)
+          "group sizes, saturation and failover: Reef and etcd in interleaved rounds",
+          Effect.promise(() =>
+            interleave(
+              { quick, label: "popuc sizes" },
+              {
+                reef: (r) => Effect.runPromise(reefSizesRound(plan, nats.url, r)),
+                etcd: () => etcdRound(plan)
+              }
+            )
+          )
         )
-        const light = yield* phase("failover: one replica of 5 killed under load", failoverLight(plan, nats.url))
-        const timed = yield* phase("timed rounds against rounds closed on all heard", compareRoundClose(plan, nats.url))
+        const redis = yield* phase(
+          "Redis reference",
+          Effect.promise(() => measureRedis(plan, quick))
+        )
+        const timed = yield* phase(
+          "timed rounds against rounds closed on all heard, interleaved",
+          Effect.promise(() =>
+            interleave(
+              { quick, label: "popuc round close" },
+              {
+                timer: (r) => Effect.runPromise(roundCloseRun(plan, nats.url, "timer", r)),
+                allHeard: (r) => Effect.runPromise(roundCloseRun(plan, nats.url, "allHeard", r))
+              }
+            )
+          )
+        )
         const stalls = yield* phase("whole-group stalls", stallWholeGroup(plan, nats.url))
         const rejoin = yield* phase("rejoin after kill -9", measureRejoin(plan, nats.url))
-        return { sizes, failoverLight: light, timed, stalls, rejoin }
+        return { sizes, redis, timed, stalls, rejoin }
       })
-    ) as Effect.Effect<Omit<Parameters<typeof reportPopuc>[2], "peers">, unknown>
-  )
-  const peers = await Effect.runPromise(
-    phase(
-      "etcd and Redis per group size",
-      Effect.promise(() => measurePeers(plan, quick))
     )
   )
   done()
-  reportPopuc(plan, quick, { ...reef, peers })
+  await reportPopuc(plan, quick, started, results)
 }

@@ -1,38 +1,45 @@
 /**
- * `pnpm bench remora [--quick] [--real]`: the Remora paper's evaluation (§6: Figs. 4-7, 11, 12) as ratios
- * measured in one run.
+ * `pnpm bench remora [--quick] [--real]`: the Remora paper's evaluation (§6: Figs. 4-7, 11, 12) in one run.
  *
- * - Fig. 11 (the coordinator's dispatch rate) and RSS run on real processes: a nats-server, a coordinator host
- *   and 8 worker hosts (remora/host.ts), each configuration a fresh cluster with a real coordinator (mempool,
- *   window consensus, core, batched tells over NATS) and real workers (Ed25519 checks, contracts, virtual
- *   cores). The rate is per CPU-second of the coordinator process: this run shares two cores with other
- *   sessions, so its wall clock measures them too (it is reported next to it).
+ * - Fig. 11 (the coordinator's rate) and RSS run on real processes: a nats-server, a coordinator host and 8 worker
+ *   hosts (remora/host.ts), each configuration a fresh cluster with a real coordinator (mempool, window
+ *   consensus, core, batched tells over NATS) and real workers (Ed25519 checks, contracts, virtual cores) at
+ *   normal priority. A burst counts transactions executed and answered, per CPU-second of the coordinator process
+ *   from the first admission to the last receipt; the policies run in interleaved rounds (measured ratios).
  * - Figs. 4-7 (scheduling, separation, latency, architecture) run on the seeded simulator by default: the real
  *   coordinator and worker cores in this process, in virtual time, with the paper's service times on 16 virtual
- *   cores per worker and a modelled network. `--real` runs them on the real processes instead (times ×40, 2
- *   virtual cores per worker); on a machine shared with other sessions their run-queue waits dominate those
- *   numbers.
+ *   cores per worker and a modelled network, repeated over seeds. Their ratios are simulated: named `…Sim`, in
+ *   the result's `simulated` section, each at a stated point (one per object count, never the best of them).
+ *   `--real` runs them on the real processes instead, in rounds (`…Processes`, measured); on a machine shared
+ *   with other sessions their run-queue waits dominate those numbers.
  * - Fig. 12 (version assignment and SFS alone) runs the pure cores in this process, per CPU-second.
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { startNatsServer } from "@reef/kernel"
 import type { PolicyName, Separation } from "@reef/remora"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import {
+  type Curve,
+  figureOf,
+  interleave,
+  machineNow,
+  type Round,
+  ratioOf,
+  readMachine,
+  roundsFor,
+  simRatioOf,
+  writeResult
+} from "./harness/index.js"
 import { realBackend, simBackend } from "./remora/backends.js"
 import { coreSweep } from "./remora/core-bench.js"
 import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
-import { FIG5_POLICIES, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
+import { FIG5_POLICIES, type FigureData, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
-import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
-import { lineChart } from "./svg.js"
+import { printTable, round } from "./report.js"
 
 const WORKERS = 8
-/** Fig. 11: bursts per policy (the best one counts). */
-const DISPATCH_BURSTS = 3
 
 const DISPATCH_POLICIES = (quick: boolean): ReadonlyArray<{ policy: PolicyName; separation: Separation }> =>
   quick
@@ -51,9 +58,80 @@ const DISPATCH_POLICIES = (quick: boolean): ReadonlyArray<{ policy: PolicyName; 
 const figureSettings = (quick: boolean): FigureSettings => ({
   objects: quick ? [2, 5] : [2, 3, 5],
   zipfs: quick ? [0.9] : [0.8, 0.9],
-  workerCounts: quick ? [1, 4, 8] : [1, 2, 3, 4, 6, 8],
+  workerCounts: quick ? [1, 8] : [1, 2, 3, 4, 6, 8],
   workers: WORKERS
 })
+
+/**
+ * The ratios Figs. 4-7 give, each at a stated point (no best over object counts: one ratio per count). Named
+ * without a backend; the suite adds `Sim` (simulator seeds) or `Processes` (--real rounds).
+ */
+const figureRatioSpecs = (s: FigureSettings) => {
+  type Spec = {
+    spec: { numerator: string; denominator: string; conditions: Record<string, string | number> }
+    numerator: (d: FigureData) => number
+    denominator: (d: FigureData) => number
+  }
+  const tps = (d: FigureData, zipf: number, objects: number, policy: PolicyName) =>
+    d.policies.find((p) => p.zipf === zipf && p.objects === objects && p.policy === policy)?.tps ?? Number.NaN
+  const sep = (d: FigureData, ratio: number, mode: Separation) =>
+    d.separation.find((x) => x.ratio === ratio && x.mode === mode)?.tps ?? Number.NaN
+  const lat = (d: FigureData, config: string) => d.latency.find((l) => l.config === config)!
+  const largest = Math.max(...s.workerCounts)
+  const out: Record<string, Spec> = {}
+  for (const objects of s.objects) {
+    out[`sfsOverRoundRobinZipf09O${objects}`] = {
+      spec: {
+        numerator: `SFS throughput, YCSB zipf 0.9, ${objects} objects per tx (tx/s)`,
+        denominator: `round-robin throughput, the same workload (tx/s)`,
+        conditions: { figure: "Fig. 5", separation: "none", scheduling: "post-consensus", workers: s.workers }
+      },
+      numerator: (d) => tps(d, 0.9, objects, "sfs"),
+      denominator: (d) => tps(d, 0.9, objects, "round-robin")
+    }
+  }
+  for (const [name, ratio, mode] of [
+    ["coordinatorSeparationSpeedup4to1", 4, "coordinator"],
+    ["workerSeparationSpeedup4to1", 4, "worker"],
+    ["coordinatorSeparationSpeedup1to1", 1, "coordinator"]
+  ] as const) {
+    out[name] = {
+      spec: {
+        numerator: `SFS with ${mode}-based separation, stateless:stateful ${ratio}:1 (tx/s)`,
+        denominator: `SFS without separation, ${ratio}:1 (tx/s)`,
+        conditions: { figure: "Fig. 6", workload: "YCSB 3 objects zipf 0.9", workers: s.workers }
+      },
+      numerator: (d) => sep(d, ratio, mode),
+      denominator: (d) => sep(d, ratio, "none")
+    }
+  }
+  for (const q of ["p50", "p90"] as const) {
+    out[`preConsensusLatencySavedOverStatelessTime${q === "p90" ? "P90" : ""}`] = {
+      spec: {
+        numerator: `${q} latency saved by stateless work and scheduling before consensus (Post-Sep + Post-Sched minus Pre-Sep + Pre-Sched, ms)`,
+        denominator: "the stateless part's service time (ms)",
+        conditions: { figure: "Fig. 7", workload: "uniform YCSB 2 objects", load: "30% of capacity", windowMs: 300 }
+      },
+      numerator: (d) => lat(d, "Post-Sep + Post-Sched")[q] - lat(d, "Pre-Sep + Pre-Sched")[q],
+      denominator: (d) => d.latencyStatelessMs
+    }
+  }
+  out.asymmetricOverSymmetricPerNode = {
+    spec: {
+      numerator: `Remora (asymmetric) throughput per node, ${largest} workers (tx/s)`,
+      denominator: `SymArch throughput per node, ${largest} workers (tx/s)`,
+      conditions: {
+        figure: "Fig. 4",
+        workload: "uniform YCSB",
+        policy: "round-robin",
+        operatingPoint: `${largest} workers`
+      }
+    },
+    numerator: (d) => d.architecture.find((a) => a.workers === largest)!.asymmetric,
+    denominator: (d) => d.architecture.find((a) => a.workers === largest)!.symmetric
+  }
+  return out
+}
 
 export const GOALS: Readonly<Record<string, number>> = {
   sfsOverRoundRobinZipf09: 1.25,
@@ -78,6 +156,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
   process.once("SIGINT", onSignal)
   process.once("SIGTERM", onSignal)
   const started = performance.now()
+  const machineStart = readMachine()
   const say = (line: string) => console.log(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${line}`)
   const rows: Array<ReadonlyArray<unknown>> = []
   try {
@@ -98,14 +177,10 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     const modules = coreSweep(quick)
     say(`Fig. 12: ${modules.length} points`)
 
-    // Fig. 11: zero service time, uniform YCSB, a burst per policy. The workers run at the lowest CPU priority so
-    // that their signature checks (which cannot keep up on two cores) leave the coordinator its share.
-    const burstTxs = quick ? 20_000 : 30_000
-    for (const w of h.workers) w.renice(19)
-    const dispatch: Array<{ policy: PolicyName; separation: Separation; result: ExperimentResult }> = []
-    // Other sessions' load only ever slows a burst down: the best of a few is the closest to the coordinator's own,
-    // after a burst that warms the coordinator host's JIT up. The policies take turns, so a busy spell of the
-    // machine lands on one burst of each rather than on every burst of one policy.
+    // Fig. 11: zero service time, uniform YCSB, a burst per policy, the policies in interleaved rounds (no best-of).
+    // Workers at normal priority; a burst counts only transactions executed and answered, and the coordinator's
+    // CPU from the first admission to the last receipt.
+    const burstTxs = quick ? 10_000 : 30_000
     const dispatchExperiment = (d: { policy: PolicyName; separation: Separation }) => ({
       params: { policy: d.policy, separation: d.separation },
       windowMs: 1,
@@ -114,27 +189,25 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       workload: { keys: 10_000_000, objectsPerTx: 2, zipf: 0, statelessCostUs: 0, statefulCostUs: 0 },
       load: { kind: "burst" as const, txs: burstTxs }
     })
+    // A burst that warms the coordinator host's JIT up first.
     await runConfiguration(h, WORKERS, 2, dispatchExperiment({ policy: "round-robin", separation: "none" }))
-    const best = new Map<string, ExperimentResult>()
-    for (let i = 0; i < DISPATCH_BURSTS; i++) {
-      for (const d of DISPATCH_POLICIES(quick)) {
-        const r = await runConfiguration(h, WORKERS, 2, dispatchExperiment(d))
-        const key = `${d.policy}/${d.separation}`
-        const before = best.get(key)
-        if (before === undefined || r.dispatchTps > before.dispatchTps) best.set(key, r)
-      }
-    }
+    const policyKey = (d: { policy: PolicyName; separation: Separation }) => `${d.policy}/${d.separation}`
+    const dispatchRounds = await interleave(
+      { quick, label: "remora dispatch" },
+      Object.fromEntries(
+        DISPATCH_POLICIES(quick).map((d) => [
+          policyKey(d),
+          () => runConfiguration(h, WORKERS, 2, dispatchExperiment(d))
+        ])
+      ) as Record<string, () => Promise<ExperimentResult>>
+    )
+    const dispatchFig = (key: string, f: (r: ExperimentResult) => number) =>
+      figureOf(dispatchRounds, (v) => f(v[key] as ExperimentResult))
     for (const d of DISPATCH_POLICIES(quick)) {
-      const result = best.get(`${d.policy}/${d.separation}`)
-      if (result === undefined) throw new Error("no dispatch burst ran")
-      dispatch.push({ ...d, result })
-      rows.push(["Fig. 11 (processes)", `${d.policy}, separation ${d.separation}`, "", result.dispatchTps, "", "", ""])
-      say(
-        `Fig. 11 ${d.policy}/${d.separation}: ${result.dispatchTps} tx per coordinator CPU-second ` +
-          `(${result.wallDispatchTps}/s wall, ${result.cpuUsPerTx} µs CPU per tx with admission)`
-      )
+      const tps = dispatchFig(policyKey(d), (r) => r.dispatchTps)
+      rows.push(["Fig. 11 (processes)", `${d.policy}, separation ${d.separation}`, "", tps.median, "", "", ""])
+      say(`Fig. 11 ${policyKey(d)}: ${tps.median} completed tx per coordinator CPU-second (${tps.min}–${tps.max})`)
     }
-    for (const w of h.workers) w.renice(0)
     // The same path without the network (driver and encoding in this process).
     const inProcess = driverSweep(DISPATCH_POLICIES(quick), burstTxs, 2)
     for (const p of inProcess) {
@@ -148,26 +221,31 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         ""
       ])
     }
-    const roundRobin = dispatch.find((d) => d.policy === "round-robin")!.result
-    const remoraPath = dispatch.find((d) => d.policy === "sfs" && d.separation === "coordinator")!.result
+    const roundRobinCpuUsPerTx = dispatchFig("round-robin/none", (r) => r.cpuUsPerTx).median
 
-    // Figs. 5, 6, 7, 4.
-    const backend = real ? realBackend(h, quick) : simBackend(quick)
-    const figures = await runFigures(backend, figureSettings(quick), roundRobin.cpuUsPerTx, (c, m) => {
-      rows.push([
-        `${c.figure} (${real ? "processes" : "simulator"})`,
-        c.name,
-        m.throughput,
-        "",
-        m.p50Ms,
-        m.p90Ms,
-        m.leaseTransfersPerTx
-      ])
-      say(
-        `${c.figure} ${c.name}: ${m.throughput} tx/s` +
-          (c.load.kind === "rate" ? `, p50 ${m.p50Ms} ms, p90 ${m.p90Ms} ms` : "")
+    // Figs. 5, 6, 7, 4: on the simulator over several seeds (the default), or on the processes in rounds (--real).
+    const s = figureSettings(quick)
+    const seeds = Array.from({ length: roundsFor(quick) }, (_, i) => i + 1)
+    const runOn = (backend: ReturnType<typeof simBackend>, tag: string) =>
+      runFigures(backend, s, roundRobinCpuUsPerTx, (c, m) => {
+        rows.push([`${c.figure} (${tag})`, c.name, m.throughput, "", m.p50Ms, m.p90Ms, m.leaseTransfersPerTx])
+        say(
+          `${c.figure} ${c.name} (${tag}): ${m.throughput} tx/s` +
+            (c.load.kind === "rate" ? `, p50 ${m.p50Ms} ms, p90 ${m.p90Ms} ms` : "")
+        )
+      })
+    const figureRuns: Array<FigureData> = []
+    let realRounds: ReadonlyArray<Round<{ figures: FigureData }>> | undefined
+    if (real) {
+      realRounds = await interleave(
+        { quick, label: "remora figures (processes)" },
+        { figures: (r) => runOn(realBackend(h, quick), `processes, round ${r + 1}`) }
       )
-    })
+      figureRuns.push(...realRounds.map((r) => r.values.figures))
+    } else {
+      for (const seed of seeds) figureRuns.push(await runOn(simBackend(quick, 16, seed), `simulator, seed ${seed}`))
+    }
+    const backend = real ? realBackend(h, quick) : simBackend(quick)
 
     const peaks = {
       coordinatorHost: await h.coordinator.memory(),
@@ -175,82 +253,118 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     }
 
     // ---- ratios ------------------------------------------------------------------------------------------
-    const s = figureSettings(quick)
-    const tpsOf = (zipf: number, objects: number, policy: PolicyName) =>
-      figures.policies.find((p) => p.zipf === zipf && p.objects === objects && p.policy === policy)?.tps ?? 0
-    const sfsOverRr = s.objects.map((o) => ({ objects: o, ratio: tpsOf(0.9, o, "sfs") / tpsOf(0.9, o, "round-robin") }))
-    const sepOf = (ratio: number, mode: Separation) =>
-      figures.separation.find((x) => x.ratio === ratio && x.mode === mode)?.tps ?? 0
-    const latencyOf = (config: string) => figures.latency.find((l) => l.config === config)!
-    const remora = latencyOf("Pre-Sep + Pre-Sched")
-    const postBoth = latencyOf("Post-Sep + Post-Sched")
-    const largest = figures.architecture[figures.architecture.length - 1]!
-    const statelessMs = figures.latencyStatelessMs
+    const figureRatios = figureRatioSpecs(s)
+    const simulatedRatios = real
+      ? {}
+      : Object.fromEntries(
+          Object.entries(figureRatios).map(([name, r]) => [
+            `${name}Sim`,
+            simRatioOf(
+              r.spec,
+              figureRuns.map((d, i) => ({ seed: seeds[i]!, numerator: r.numerator(d), denominator: r.denominator(d) }))
+            )
+          ])
+        )
+    const measuredFigureRatios =
+      realRounds === undefined
+        ? {}
+        : Object.fromEntries(
+            Object.entries(figureRatios).map(([name, r]) => [
+              `${name}Processes`,
+              ratioOf(
+                r.spec,
+                realRounds!,
+                (v) => r.numerator(v.figures),
+                (v) => r.denominator(v.figures)
+              )
+            ])
+          )
     const ratios = {
-      sfsOverRoundRobinZipf09: round(Math.max(...sfsOverRr.map((r) => r.ratio)), 3),
-      coordinatorSeparationSpeedup4to1: round(sepOf(4, "coordinator") / sepOf(4, "none"), 3),
-      workerSeparationSpeedup4to1: round(sepOf(4, "worker") / sepOf(4, "none"), 3),
-      coordinatorSeparationSpeedup1to1: round(sepOf(1, "coordinator") / sepOf(1, "none"), 3),
-      preConsensusLatencySavedOverStatelessTime: round((postBoth.p50 - remora.p50) / statelessMs, 3),
-      preConsensusLatencySavedOverStatelessTimeP90: round((postBoth.p90 - remora.p90) / statelessMs, 3),
-      asymmetricOverSymmetricPerNode: round(largest.asymmetric / largest.symmetric, 3),
-      coordinatorDispatchOverRoundRobin: round(remoraPath.dispatchTps / roundRobin.dispatchTps, 3)
+      ...measuredFigureRatios,
+      coordinatorDispatchOverRoundRobin: ratioOf(
+        {
+          numerator:
+            "Remora's path (SFS, coordinator-based separation): completed tx per coordinator CPU-second, admission included",
+          denominator: "round-robin, no separation: completed tx per coordinator CPU-second, admission included",
+          conditions: {
+            workload: "uniform YCSB, 2 objects, zero service time",
+            burst: `${burstTxs} transactions admitted at once, timed to the last receipt`,
+            workers: `${WORKERS} worker processes at normal priority, 2 virtual cores each`,
+            warmUp: "one round-robin burst before the first round"
+          }
+        },
+        dispatchRounds,
+        (v) => (v["sfs/coordinator"] as ExperimentResult).dispatchTps,
+        (v) => (v["round-robin/none"] as ExperimentResult).dispatchTps
+      )
+    }
+    const seriesFig = (f: (d: FigureData) => number) => {
+      const xs = figureRuns.map(f).sort((a, b) => a - b)
+      const mid = xs.length >> 1
+      return {
+        y: round(xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2, 1),
+        yMin: round(xs[0]!, 1),
+        yMax: round(xs[xs.length - 1]!, 1)
+      }
+    }
+    const repeatsNote = real ? `${figureRuns.length} rounds on processes` : `${figureRuns.length} simulator seeds`
+    const simTag = real ? "" : "Sim"
+    const figuresSection = {
+      backend: {
+        name: backend.name,
+        timeScale: backend.timeScale,
+        workers: WORKERS,
+        coresPerWorker: backend.coresPerWorker
+      },
+      repeats: repeatsNote,
+      [`policies${simTag}`]: {
+        note: "Fig. 5: no separation, post-consensus scheduling; tps and lease transfers per tx, per repeat",
+        runs: figureRuns.map((d) => d.policies)
+      },
+      [`separation${simTag}`]: {
+        note: "Fig. 6: SFS, YCSB 3 objects zipf 0.9",
+        runs: figureRuns.map((d) => d.separation)
+      },
+      [`latency${simTag}`]: {
+        note: `Fig. 7: uniform YCSB 2 objects, ${figureRuns[0]!.latencyStatelessMs} ms stateless, SFS, 300 ms window, 30% of capacity`,
+        runs: figureRuns.map((d) => d.latency)
+      },
+      [`architecture${simTag}`]: {
+        note:
+          "Fig. 4: uniform YCSB, round-robin, no separation; per node = throughput / (workers + 1) asymmetric, " +
+          "/ workers SymArch, whose workers spend symmetricSchedulingCostUs per transaction of every block on a " +
+          "virtual core (the coordinator's measured CPU per transaction, round-robin, x timeScale)",
+        symmetricSchedulingCostUs: figureRuns[0]!.symmetricSchedulingCostUs,
+        runs: figureRuns.map((d) => d.architecture)
+      }
     }
     const metrics = {
-      coordinatorDispatchTps: remoraPath.dispatchTps,
+      coordinatorDispatchTps: dispatchFig("sfs/coordinator", (r) => r.dispatchTps),
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
-        `${burstTxs} transactions admitted at once (best of ${DISPATCH_BURSTS} bursts, policies taking turns, after a warm-up burst), then committed transactions ` +
-        "dispatched per CPU-second of the " +
-        "coordinator process (stateless tasks at proposal, planning, version assignment, per-worker batched tells " +
-        "over NATS to 8 worker processes at nice 19, and their reports); admission is reported apart",
+        `${burstTxs} transactions admitted at once, timed until every one has executed and its receipt is back; ` +
+        "completed transactions per CPU-second of the coordinator process from the first admission to the last " +
+        `receipt (admission, stateless tasks, planning, version assignment, batched tells over NATS to ${WORKERS} ` +
+        "worker processes at normal priority, receipts); median and min–max over interleaved rounds, no best-of",
       dispatch: Object.fromEntries(
-        dispatch.map((d) => [
-          `${d.policy}/${d.separation}`,
+        DISPATCH_POLICIES(quick).map((d) => [
+          policyKey(d),
           {
-            dispatchTps: d.result.dispatchTps,
-            wallDispatchTps: d.result.wallDispatchTps,
-            admissionTps: d.result.admissionTps,
-            coordinatorCpuUsPerTx: d.result.cpuUsPerTx,
-            completedDuringBurst: d.result.completed
+            dispatchTps: dispatchFig(policyKey(d), (r) => r.dispatchTps),
+            wallCompletedTps: dispatchFig(policyKey(d), (r) => r.wallDispatchTps),
+            admissionTps: dispatchFig(policyKey(d), (r) => r.admissionTps),
+            coordinatorCpuUsPerTx: dispatchFig(policyKey(d), (r) => r.cpuUsPerTx)
           }
         ])
       ),
       dispatchInProcess: {
         note:
           "the same bursts through the coordinator's driver in the benchmark process, tasks encoded but not " +
-          "published (us per tx: admission, proposal = stateless dispatch + planning, commit = version assignment + dispatch)",
+          "published (us per tx: admission, proposal = stateless dispatch + planning, commit = version assignment + dispatch); one run",
         points: inProcess
       },
-      modules: { backend: "pure cores in the benchmark process, tx per CPU-second", points: modules },
-      figuresBackend: {
-        name: backend.name,
-        timeScale: backend.timeScale,
-        workers: WORKERS,
-        coresPerWorker: backend.coresPerWorker
-      },
-      policies: {
-        note: "Fig. 5: no separation, post-consensus scheduling; tps and lease transfers per tx",
-        points: figures.policies,
-        sfsOverRoundRobinZipf09ByObjects: sfsOverRr.map((r) => ({ objects: r.objects, ratio: round(r.ratio, 3) }))
-      },
-      separation: { note: "Fig. 6: SFS, YCSB 3 objects zipf 0.9", points: figures.separation },
-      latency: {
-        note: `Fig. 7: uniform YCSB 2 objects, ${statelessMs} ms stateless, SFS, 300 ms window, 30% of capacity`,
-        points: figures.latency
-      },
-      architecture: {
-        note:
-          "Fig. 4: uniform YCSB, round-robin, no separation; per node = throughput / (workers + 1) asymmetric, " +
-          "/ workers SymArch, whose workers spend symmetricSchedulingCostUs per transaction of every block on a " +
-          "virtual core (the coordinator's measured CPU per transaction, round-robin, x timeScale)",
-        symmetricSchedulingCostUs: figures.symmetricSchedulingCostUs,
-        points: figures.architecture.map((a) => ({
-          ...a,
-          asymmetric: round(a.asymmetric, 1),
-          symmetric: round(a.symmetric, 1)
-        }))
-      },
+      modules: { backend: "pure cores in the benchmark process, tx per CPU-second, one run", points: modules },
+      ...(real ? { figures: figuresSection } : {}),
       rss: {
         idleWorkerMb: Math.max(...idleWorkers.map((m) => m.rssMb)),
         idleCoordinatorHostMb: idleCoordinatorHost.rssMb,
@@ -261,10 +375,77 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       seconds: round((performance.now() - started) / 1000, 1)
     }
 
+    // ---- curves --------------------------------------------------------------------------------------------
+    const tag = real ? "processes" : "simulator"
+    const suffix = real ? "" : "-sim"
+    const curves: Record<string, Curve> = {}
+    for (const zipf of s.zipfs) {
+      curves[`policies-zipf${String(zipf).replace(".", "")}${suffix}`] = {
+        title: `Fig. 5 (${tag}): scheduling policies, YCSB zipf ${zipf}, median and min–max of ${repeatsNote}`,
+        x: { title: "objects per transaction" },
+        y: { title: "throughput (tx/s)" },
+        points: FIG5_POLICIES.flatMap((p) =>
+          s.objects.map((o) => ({
+            series: p,
+            x: o,
+            ...seriesFig((d) => d.policies.find((x) => x.zipf === zipf && x.objects === o && x.policy === p)?.tps ?? 0)
+          }))
+        )
+      }
+    }
+    curves[`separation${suffix}`] = {
+      title: `Fig. 6 (${tag}): stateless-stateful separation (SFS), ${repeatsNote}`,
+      x: { title: "stateless : stateful work (x : 1)" },
+      y: { title: "throughput (tx/s)" },
+      points: SEPARATIONS.flatMap((m) =>
+        [1, 4].map((ratio) => ({
+          series: `${m} separation`,
+          x: ratio,
+          ...seriesFig((d) => d.separation.find((x) => x.ratio === ratio && x.mode === m)?.tps ?? 0)
+        }))
+      )
+    }
+    const latencyConfigs = figureRuns[0]!.latency.map((l) => l.config)
+    curves[`latency${suffix}`] = {
+      title: `Fig. 7 (${tag}): latency, work before vs after consensus, ${repeatsNote}`,
+      x: { title: "configuration", labels: latencyConfigs },
+      y: { title: "latency (ms)" },
+      points: (["p50", "p90"] as const).flatMap((q) =>
+        latencyConfigs.map((config, i) => ({
+          series: q,
+          x: i,
+          ...seriesFig((d) => d.latency.find((l) => l.config === config)![q])
+        }))
+      )
+    }
+    curves[`architecture${suffix}`] = {
+      title: `Fig. 4 (${tag}): throughput per node, ${repeatsNote}`,
+      x: { title: "workers" },
+      y: { title: "throughput per node (tx/s)" },
+      points: (["asymmetric", "symmetric"] as const).flatMap((k) =>
+        s.workerCounts.map((n) => ({
+          series: k === "asymmetric" ? "Remora (asymmetric)" : "SymArch",
+          x: n,
+          ...seriesFig((d) => d.architecture.find((a) => a.workers === n)![k])
+        }))
+      )
+    }
+    const moduleNames = [...new Set(modules.map((m) => `${m.module}, ${m.objectsPerTx} objects`))]
+    curves.modules = {
+      title: "Fig. 12: version assignment and SFS alone (pure cores, in-process, one run)",
+      x: { title: "batch size (transactions)", scale: "log" },
+      y: { title: "tx per CPU-second", scale: "log", format: "~s" },
+      points: moduleNames.flatMap((name) =>
+        modules
+          .filter((m) => `${m.module}, ${m.objectsPerTx} objects` === name)
+          .map((m) => ({ series: name, x: m.batch, y: m.tps }))
+      )
+    }
+
     // ---- report --------------------------------------------------------------------------------------------
     printTable(
       "Remora: configurations",
-      ["figure (backend)", "configuration", "tx/s", "dispatch/CPU-s", "p50 ms", "p90 ms", "transfers/tx"],
+      ["figure (backend)", "configuration", "tx/s", "completed/CPU-s", "p50 ms", "p90 ms", "transfers/tx"],
       rows
     )
     printTable(
@@ -272,95 +453,53 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       ["module", "batch", "objects/tx", "tx/s"],
       modules.map((m) => [m.module, m.batch, m.objectsPerTx, m.tps])
     )
+    const allRatios = { ...ratios, ...simulatedRatios } as Record<string, { median: number; min: number; max: number }>
     printTable(
-      "Remora: ratios and goals",
-      ["name", "value", "goal"],
+      "Remora: ratios (median and min–max; Sim: over simulator seeds) and goals",
+      ["name", "median", "min–max", "goal"],
       [
-        ...Object.entries(ratios).map(([k, v]) => [k, v, GOALS[k] === undefined ? "" : `>= ${GOALS[k]}`]),
-        ["coordinatorDispatchTps", remoraPath.dispatchTps, `>= ${GOALS.coordinatorDispatchTps}`],
-        ["idle worker RSS MB", metrics.rss.idleWorkerMb, "< 120"]
+        ...Object.entries(allRatios).map(([k, v]) => [
+          k,
+          v.median,
+          `${v.min}–${v.max}`,
+          GOALS[k.replace(/Sim$|Processes$/, "").replace(/O\d+$/, "")] === undefined
+            ? ""
+            : `>= ${GOALS[k.replace(/Sim$|Processes$/, "").replace(/O\d+$/, "")]}`
+        ]),
+        [
+          "coordinatorDispatchTps",
+          metrics.coordinatorDispatchTps.median,
+          `${metrics.coordinatorDispatchTps.min}–${metrics.coordinatorDispatchTps.max}`,
+          `>= ${GOALS.coordinatorDispatchTps}`
+        ],
+        ["idle worker RSS MB", metrics.rss.idleWorkerMb, "", "< 120"]
       ]
     )
-    const path = writeLegacyResult({ suite: "remora", quick, machine: machine(), metrics, ratios })
-    writeCharts(figures, modules, s)
-    console.log(`\nwrote ${path} and its SVGs (${metrics.seconds} s)`)
+    const path = await writeResult({
+      suite: "remora",
+      quick,
+      command: `pnpm bench remora${quick ? " --quick" : ""}${real ? " --real" : ""}`,
+      machine: machineNow(machineStart),
+      ratios,
+      ...(real
+        ? {}
+        : {
+            simulated: {
+              note:
+                "Figs. 4-7 on the seeded simulator: the real coordinator and worker cores in this process, virtual time, " +
+                `the paper's service times x${backend.timeScale} on ${backend.coresPerWorker} virtual cores per worker, a modelled network; ` +
+                `repeated over seeds ${seeds.join(", ")}. Never compared with a measured peer.`,
+              ratios: simulatedRatios,
+              figures: figuresSection
+            }
+          }),
+      metrics,
+      curves
+    })
+    console.log(`\nwrote ${path} and its plots (${metrics.seconds} s)`)
   } finally {
     process.off("SIGINT", onSignal)
     process.off("SIGTERM", onSignal)
     await cleanUp()
   }
-}
-
-const writeCharts = (
-  figures: Awaited<ReturnType<typeof runFigures>>,
-  modules: ReturnType<typeof coreSweep>,
-  s: FigureSettings
-) => {
-  const svg = (name: string, content: string) => writeFileSync(join(resultsDir, `remora-${name}.svg`), content)
-  for (const zipf of s.zipfs) {
-    svg(
-      `policies-zipf${String(zipf).replace(".", "")}`,
-      lineChart({
-        title: `Fig. 5: scheduling policies, YCSB zipf ${zipf}`,
-        xLabel: "objects per transaction",
-        yLabel: "throughput (tx/s)",
-        series: FIG5_POLICIES.map((p) => ({
-          name: p,
-          points: s.objects.map(
-            (o) =>
-              [o, figures.policies.find((x) => x.zipf === zipf && x.objects === o && x.policy === p)?.tps ?? 0] as const
-          )
-        }))
-      })
-    )
-  }
-  svg(
-    "separation",
-    lineChart({
-      title: "Fig. 6: stateless-stateful separation (SFS)",
-      xLabel: "stateless : stateful",
-      yLabel: "throughput (tx/s)",
-      series: SEPARATIONS.map((m) => ({
-        name: `${m} separation`,
-        points: figures.separation.filter((x) => x.mode === m).map((x) => [x.ratio, x.tps] as const)
-      }))
-    })
-  )
-  svg(
-    "latency",
-    lineChart({
-      title: "Fig. 7: latency, work before vs after consensus",
-      xLabel: "percentile",
-      yLabel: "latency (ms)",
-      series: figures.latency.map((l) => ({ name: l.config, points: [[50, l.p50] as const, [90, l.p90] as const] }))
-    })
-  )
-  svg(
-    "architecture",
-    lineChart({
-      title: "Fig. 4: throughput per node",
-      xLabel: "workers",
-      yLabel: "throughput per node (tx/s)",
-      series: [
-        { name: "Remora (asymmetric)", points: figures.architecture.map((a) => [a.workers, a.asymmetric] as const) },
-        { name: "SymArch", points: figures.architecture.map((a) => [a.workers, a.symmetric] as const) }
-      ]
-    })
-  )
-  const names = [...new Set(modules.map((m) => `${m.module}, ${m.objectsPerTx} objects`))]
-  svg(
-    "modules",
-    lineChart({
-      title: "Fig. 12: version assignment and SFS alone",
-      xLabel: "batch size",
-      yLabel: "tx per CPU-second",
-      logY: true,
-      series: names.map((name) => ({
-        name,
-        points: modules
-          .filter((m) => `${m.module}, ${m.objectsPerTx} objects` === name)
-          .map((m) => [m.batch, m.tps] as const)
-      }))
-    })
-  )
 }

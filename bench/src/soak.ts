@@ -6,19 +6,17 @@
  * back every few seconds, so RSS under load swings by tens of MB and one sample may be a peak or a trough),
  * the peak, and the growth rate over the second half (least squares, MB/min). Bounded caches (the decision
  * log peers catch up from, V8's heap sizing) fill during the first minutes; a leak keeps growing in the
- * second half, which is what the ratio compares.
+ * second half, which end / mid shows (a check, not a ratio between two systems).
  *
- * Writes bench/results/soak.json and bench/results/soak.svg (RSS over time per replica).
+ * Writes bench/results/soak.json and bench/results/soak-rss.svg (RSS over time per replica).
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { makeOutput } from "@reef/devkit/output"
 import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
+import { machineNow, readMachine, spreadOf, writeResult } from "./harness/index.js"
 import { runKvLoad } from "./kv-load.js"
 import { engineStates, procMemoryMb, startGroup } from "./popuc-group.js"
-import { machine, printTable, resultsDir, round, writeLegacyResult } from "./report.js"
-import { lineChart } from "./svg.js"
+import { printTable, round } from "./report.js"
 
 const SAMPLE_EVERY_MS = 10_000
 const FIRST_MINUTE = 1
@@ -50,6 +48,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
   const minutesFlag = flags.indexOf("--minutes")
   const minutes = minutesFlag >= 0 ? Number(flags[minutesFlag + 1]) : quick ? 1 : 10
   if (!(minutes > 0)) throw new Error("soak: --minutes must be a positive number")
+  const started = readMachine()
   const durationMs = minutes * 60_000
   const samples = new Map<string, Array<readonly [number, number]>>()
   let operations = 0
@@ -124,7 +123,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
       endOverMid: round(last / mid, 3)
     }
   })
-  const worst = rows.reduce((w, r) => Math.max(r.endOverMid, w), 0)
+  const endOverMid = spreadOf(rows.map((r) => r.endOverMid))
   printTable(
     `Soak: 3 replicas, 128 in flight, ${minutes} min${quick ? " (quick)" : ""}`,
     ["replica", "RSS 1 min", "RSS mid", "RSS end", "RSS peak", "2nd half MB/min", "end / mid"],
@@ -139,31 +138,36 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => 
     ])
   )
   console.log(`\n${operations} operations (${errors} errors, ${selfQuits} self-quits) in ${minutes} min`)
-  const ratios = { rssEndOverMidWorstReplica: worst }
-  printTable("Ratios", ["ratio", "value"], Object.entries(ratios))
-  const path = writeLegacyResult({
+  console.log(`RSS end / mid over replicas: median ${endOverMid.median}, ${endOverMid.min}–${endOverMid.max}`)
+  const path = await writeResult({
     suite: "soak",
     quick,
-    machine: machine(),
+    command: `pnpm bench soak${quick ? " --quick" : ` --minutes ${minutes}`}`,
+    machine: machineNow(started),
+    // Memory over time is a check, not a comparison of two systems: it has no ratio.
+    ratios: {},
     metrics: {
       minutes,
       operations,
       errors,
       selfQuits,
       operationsPerSec: round(operations / (durationMs / 1000), 0),
+      rssEndOverMid: {
+        ...endOverMid,
+        note: "per replica, RSS at the end over RSS at half time (medians over a window); median and min–max over the 3 replicas"
+      },
       replicas: Object.fromEntries(rows.map((r) => [r.id, r])),
-      samples: Object.fromEntries([...samples].map(([id, points]) => [id, points.map((p) => [...p])])) as never
+      samples: Object.fromEntries([...samples].map(([id, points]) => [id, points.map((p) => [...p])]))
     },
-    ratios
+    curves: {
+      rss: {
+        title: `Replica RSS under sustained load (${minutes} min, 128 writes and reads in flight)`,
+        x: { title: "time (minutes)" },
+        y: { title: "resident set size (MB)" },
+        pointMarks: false,
+        points: [...samples].flatMap(([id, points]) => points.map(([x, y]) => ({ series: `replica ${id}`, x, y })))
+      }
+    }
   })
-  writeFileSync(
-    join(resultsDir, "soak.svg"),
-    lineChart({
-      title: `Replica RSS under sustained load (${minutes} min)`,
-      xLabel: "minutes",
-      yLabel: "RSS (MB)",
-      series: [...samples].map(([id, points]) => ({ name: id, points }))
-    })
-  )
-  console.log(`wrote ${path} and ${join(resultsDir, "soak.svg")}`)
+  console.log(`wrote ${path}`)
 }

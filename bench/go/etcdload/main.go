@@ -49,6 +49,10 @@ type result struct {
 	P99Ms      float64 `json:"p99Ms"`
 	MaxMs      float64 `json:"maxMs"`
 	MaxGapMs   float64 `json:"maxGapMs"`
+	// With -gap-from: the longest interval between successive completions among those that end after it
+	// (the interval a kill at that offset falls in counts whole), and the longest before it.
+	MaxGapFromMs   float64 `json:"maxGapFromMs"`
+	MaxGapBeforeMs float64 `json:"maxGapBeforeMs"`
 	// CPU seconds (user+sys) this process spent during the timed load phase only.
 	CPUSeconds float64 `json:"cpuSeconds"`
 	CPUUser    float64 `json:"cpuUserSeconds"`
@@ -127,6 +131,7 @@ func main() {
 	consistency := flag.String("consistency", "l", "GET consistency: l (linearizable) | s (serializable)")
 	prefill := flag.Bool("prefill", false, "PUT every key once before a get run (untimed)")
 	dialTimeout := flag.Duration("dial-timeout", 5*time.Second, "dial timeout")
+	gapFrom := flag.Duration("gap-from", 0, "also report the longest completion gap ending after this offset (e.g. a kill's) and before it")
 	flag.Parse()
 
 	if *op != "put" && *op != "get" && *op != "ycsb" {
@@ -324,6 +329,22 @@ func main() {
 		prev = d
 	}
 	res.MaxGapMs = ms(gap)
+	if *gapFrom > 0 {
+		prev = 0
+		var after, before time.Duration
+		for _, d := range append(done, elapsed) {
+			if d > *gapFrom {
+				if d-prev > after {
+					after = d - prev
+				}
+			} else if prev > 0 && d-prev > before {
+				before = d - prev
+			}
+			prev = d
+		}
+		res.MaxGapFromMs = ms(after)
+		res.MaxGapBeforeMs = ms(before)
+	}
 	ut, st := rusage()
 	res.CPUTotalSeconds = ut + st
 

@@ -13,8 +13,8 @@ import { randomBytes } from "node:crypto"
 import { credentials, type ServiceError } from "@grpc/grpc-js"
 import { type AirDbClient, openClient, openSegmentStore, type StorageOptions, withFailures } from "@reef/airdb/client"
 import { AirDBClient } from "@reef/proto"
-import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
+import { encodeHistogram, newHistogram, recordMs, summarize } from "../harness/histogram.js"
 import { keyName, MIXES, type OpKind, opFor, VALUE_BYTES, type Workload } from "./ycsb.js"
 
 export type LoadTarget =
@@ -57,6 +57,8 @@ export interface LoadOutput {
   readonly p50Ms: number
   readonly p99Ms: number
   readonly maxMs: number
+  /** Every successful operation's latency: an hdr histogram, compressed base64 (merged across processes). */
+  readonly histogram: string
   /** Completions per 100 ms. */
   readonly timeline100ms: ReadonlyArray<number>
   /** Chaos: operations within the SLA, late, and never answered. */
@@ -162,7 +164,7 @@ const load = (spec: LoadSpec, target: Target): Effect.Effect<LoadOutput> =>
     const slaMs = spec.slaMs ?? 100
     const giveUpMs = spec.giveUpMs ?? 5_000
     let insertNext = spec.insertBase ?? keySpace
-    const latencies: Array<number> = []
+    const latencies = newHistogram()
     const timeline: Array<number> = []
     let errors = 0
     let withinSla = 0
@@ -206,7 +208,7 @@ const load = (spec: LoadSpec, target: Target): Effect.Effect<LoadOutput> =>
           continue
         }
         const ms = t1 - t0
-        latencies.push(ms)
+        recordMs(latencies, ms)
         if (ms <= slaMs) withinSla++
         else late++
         const bucket = Math.floor((t1 - warmupEnd) / 100)
@@ -220,14 +222,16 @@ const load = (spec: LoadSpec, target: Target): Effect.Effect<LoadOutput> =>
     )
     const seconds = (spec.durationMs ?? 5_000) / 1000
     const stats = target.stats()
+    const summary = summarize(latencies)
     return {
-      ops: latencies.length,
+      ops: summary.count,
       errors,
       seconds,
-      throughput: measuring ? latencies.length / seconds : 0,
-      p50Ms: percentile(latencies, 50),
-      p99Ms: percentile(latencies, 99),
-      maxMs: latencies.reduce((a, b) => Math.max(a, b), 0),
+      throughput: measuring ? summary.count / seconds : 0,
+      p50Ms: summary.p50Ms,
+      p99Ms: summary.p99Ms,
+      maxMs: summary.maxMs,
+      histogram: encodeHistogram(latencies),
       timeline100ms: timeline,
       withinSla,
       late,

@@ -8,6 +8,7 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { killOnExit } from "@reef/devkit"
+import { encodeHistogram, mergeHistograms, summarize } from "../harness/histogram.js"
 import type { LoadOutput, LoadSpec } from "./load-process.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -67,7 +68,7 @@ export const startChild = <T>(
 export const runLoad = (spec: LoadSpec, options: { readonly nice?: number } = {}): Promise<LoadOutput> =>
   startChild<LoadOutput>("load-process", spec, options).first
 
-/** Runs several load processes at once; sums their throughputs and merges their tails (max p99). */
+/** Runs several load processes at once; sums their throughputs and merges their latency histograms. */
 export const runLoads = async (specs: ReadonlyArray<LoadSpec>): Promise<LoadOutput> => {
   const outs = await Promise.all(specs.map((s) => runLoad(s)))
   const sum = (f: (o: LoadOutput) => number) => outs.reduce((a, o) => a + f(o), 0)
@@ -75,15 +76,18 @@ export const runLoads = async (specs: ReadonlyArray<LoadSpec>): Promise<LoadOutp
   for (const o of outs) {
     for (const [i, n] of o.timeline100ms.entries()) timeline[i] = (timeline[i] ?? 0) + n
   }
+  const merged = mergeHistograms(outs.map((o) => o.histogram))
+  const latency = summarize(merged)
   return {
     ops: sum((o) => o.ops),
     errors: sum((o) => o.errors),
     seconds: outs[0]?.seconds ?? 0,
     throughput: sum((o) => o.throughput),
-    // Per-process p99s: the largest is an upper bound of the combined one (each process sees its own tail).
-    p50Ms: Math.max(...outs.map((o) => o.p50Ms)),
-    p99Ms: Math.max(...outs.map((o) => o.p99Ms)),
-    maxMs: Math.max(...outs.map((o) => o.maxMs)),
+    // Percentiles of every operation of every process: one merged histogram.
+    p50Ms: latency.p50Ms,
+    p99Ms: latency.p99Ms,
+    maxMs: latency.maxMs,
+    histogram: encodeHistogram(merged),
     timeline100ms: timeline,
     withinSla: sum((o) => o.withinSla),
     late: sum((o) => o.late),

@@ -194,26 +194,18 @@ describe("plots", () => {
       expect(image.width, file).toBeGreaterThan(300)
       expect(image.drawn, file).toBeGreaterThan(500)
     }
-    const svgs = readdirSync(resultsDir).filter(
-      (f) => f.endsWith(".svg") && !NOT_YET_ON_HARNESS.has(f.split(/[-.]/)[0]!)
-    )
+    const svgs = readdirSync(resultsDir).filter((f) => f.endsWith(".svg"))
     for (const file of svgs) {
       expect(specs, `${file} has its Vega-Lite spec beside it`).toContain(file.replace(/\.svg$/, ".vl.json"))
     }
   })
 })
 
-/** Suites whose committed results predate the harness; each leaves this list when its suite moves over. */
-const NOT_YET_ON_HARNESS = new Set(["popuc", "ira", "airdb", "remora", "soak"])
-
 describe("bench/results", () => {
   it("every committed result keeps the contract: ratios with median and spread from interleaved rounds", () => {
     const results = readResults(resultsDir)
     expect(results.length).toBeGreaterThan(0)
-    for (const r of results) {
-      if (NOT_YET_ON_HARNESS.has(r.suite)) continue
-      expect(checkResult(r), r.suite).toEqual([])
-    }
+    for (const r of results) expect(checkResult(r), r.suite).toEqual([])
   })
 
   it("SUMMARY.md is what the results generate", () => {

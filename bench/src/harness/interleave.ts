@@ -1,8 +1,9 @@
 /**
  * Interleaved repeats: every contender runs once per round, in the same order (A B, A B, …), so load from
  * elsewhere on a shared machine falls on all of them alike. The machine is read before and after each round
- * (machine.ts); a round run while it was busy is run again, at most `maxRerunsPerRound` times, and a round
- * still busy after that is kept and marked busy. Everything is recorded beside the results.
+ * (machine.ts); a round run while it was busy is run again, at most `maxRerunsPerRound` times (once in a full
+ * run; not with --quick, which keeps to its time), and a round still busy after that is kept and marked busy.
+ * Everything is recorded beside the results.
  */
 import {
   type BusyPolicy,
@@ -37,7 +38,10 @@ export interface InterleaveOptions {
   readonly quick: boolean
   /** Default: roundsFor(quick). */
   readonly rounds?: number
-  /** Default 1. */
+  /**
+   * Default 1 in a full run; 0 with --quick (a busy round is recorded, not run again: quick keeps to its time);
+   * `REEF_BENCH_MAX_RERUNS` overrides both.
+   */
   readonly maxRerunsPerRound?: number
   readonly policy?: BusyPolicy
   /** Printed before each round (and rerun), e.g. "kernel ask". */
@@ -55,7 +59,14 @@ export const interleave = async <V extends Record<string, unknown>>(
   contenders: Contenders<V>
 ): Promise<ReadonlyArray<Round<V>>> => {
   const rounds = options.rounds ?? roundsFor(options.quick)
-  const maxReruns = options.maxRerunsPerRound ?? 1
+  const fromEnv = Number(process.env.REEF_BENCH_MAX_RERUNS)
+  const maxReruns =
+    options.maxRerunsPerRound ??
+    (process.env.REEF_BENCH_MAX_RERUNS !== undefined && Number.isInteger(fromEnv) && fromEnv >= 0
+      ? fromEnv
+      : options.quick
+        ? 0
+        : 1)
   const policy = options.policy ?? defaultBusyPolicy()
   const log = options.log ?? ((line: string) => console.log(line))
   const names = Object.keys(contenders) as Array<keyof V>

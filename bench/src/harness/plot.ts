@@ -17,6 +17,8 @@ export interface Axis {
   readonly format?: string
   /** Start the axis at zero (default: true for a linear y). */
   readonly zero?: boolean
+  /** Names for x = 0, 1, 2, …: a categorical axis (configurations) drawn on integer positions. */
+  readonly labels?: ReadonlyArray<string>
 }
 
 export interface CurvePoint {
@@ -44,8 +46,21 @@ export interface Curve {
 
 const axisOf = (a: Axis, isY: boolean) => ({
   title: a.title,
-  axis: { format: a.format ?? ",~g", labelOverlap: true, grid: true },
-  scale: { type: a.scale ?? "linear", zero: a.zero ?? (isY && (a.scale ?? "linear") === "linear"), nice: true }
+  axis:
+    a.labels === undefined
+      ? { format: a.format ?? ",~g", labelOverlap: true, grid: true }
+      : {
+          values: a.labels.map((_, i) => i),
+          labelExpr: `${JSON.stringify(a.labels)}[datum.value]`,
+          labelAngle: 0,
+          grid: true
+        },
+  scale: {
+    type: a.scale ?? "linear",
+    ...((a.scale ?? "linear") === "linear" ? { zero: a.zero ?? isY } : {}),
+    nice: a.labels === undefined && (a.scale ?? "linear") === "linear",
+    ...(a.labels === undefined ? {} : { domain: [-0.5, a.labels.length - 0.5] })
+  }
 })
 
 export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {

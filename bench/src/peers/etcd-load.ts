@@ -106,6 +106,8 @@ export interface EtcdLoadOptions {
   readonly prefill?: boolean
   /** Endpoints to use (default: the cluster's live members). */
   readonly endpoints?: ReadonlyArray<string>
+  /** Also report the longest completion gap ending after this offset (a kill's) and before it. */
+  readonly gapFromMs?: number
 }
 
 interface EtcdLoadJson {
@@ -117,6 +119,8 @@ interface EtcdLoadJson {
   readonly p99Ms: number
   readonly maxMs: number
   readonly maxGapMs: number
+  readonly maxGapFromMs?: number
+  readonly maxGapBeforeMs?: number
   readonly cpuSeconds: number
   readonly timeline100ms: number[]
   readonly errorSamples: string[]
@@ -137,6 +141,8 @@ export const parseEtcdLoadOutput = (stdout: string): LoadResult => {
     clientCpuSeconds: json.cpuSeconds,
     timeline100ms: json.timeline100ms,
     maxGapMs: json.maxGapMs,
+    ...(json.maxGapFromMs === undefined ? {} : { maxGapFromMs: json.maxGapFromMs }),
+    ...(json.maxGapBeforeMs === undefined ? {} : { maxGapBeforeMs: json.maxGapBeforeMs }),
     errorSamples: json.errorSamples
   }
 }
@@ -158,7 +164,8 @@ export const runEtcdLoad = async (cluster: EtcdCluster, options: EtcdLoadOptions
     `-value-size=${options.valueSize ?? 256}`,
     `-key-space=${options.keySpace ?? 10_000}`,
     `-timeout=${options.requestTimeoutMs ?? 1000}ms`,
-    `-consistency=${options.serializable === true ? "s" : "l"}`
+    `-consistency=${options.serializable === true ? "s" : "l"}`,
+    ...(options.gapFromMs === undefined ? [] : [`-gap-from=${options.gapFromMs}ms`])
   ]
   if (options.op === "get" && options.prefill !== false) {
     // Prefill in a separate zero-length run, so the timed run's server CPU excludes it.

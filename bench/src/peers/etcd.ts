@@ -7,9 +7,10 @@
  * `--initial-cluster` (all members listed up front, `--initial-cluster-state new`, a unique cluster
  * token per start, so no discovery and no stale-member confusion between runs).
  *
- * Raft timing is left at etcd's defaults: `--heartbeat-interval 100` ms and `--election-timeout
- * 1000` ms (followers start an election after 1000–2000 ms without a heartbeat, randomised), so a
- * leader kill stalls writes for roughly 1–3 s, like a default production etcd.
+ * Raft timing defaults to etcd's: `--heartbeat-interval 100` ms and `--election-timeout 1000` ms
+ * (followers start an election after 1000–2000 ms without a heartbeat, randomised), so a leader kill
+ * stalls writes for roughly 1–3 s, like a default production etcd. `raftTiming` sets both, e.g. 10 / 50 ms
+ * to match a loopback-calibrated failure detector (the failover comparison reports both).
  *
  * `unsafeNoFsync` (default true) passes `--unsafe-no-fsync`: POPUC keeps its state in memory, so
  * the fair comparison is an etcd that does not wait for the disk either.
@@ -36,6 +37,8 @@ export interface EtcdClusterOptions {
   readonly startTimeoutMs?: number
   /** etcd `--log-level` (default "error"; member logs are kept in memory and shown on failure). */
   readonly logLevel?: "debug" | "info" | "warn" | "error"
+  /** Raft heartbeat interval and election timeout in ms (default etcd's 100 / 1000). */
+  readonly raftTiming?: { readonly heartbeatMs: number; readonly electionMs: number }
   /** Extra etcd flags for every member, e.g. ["--snapshot-count", "10000"]. */
   readonly extraArgs?: ReadonlyArray<string>
 }
@@ -171,6 +174,14 @@ export const startEtcdCluster = async (options: EtcdClusterOptions): Promise<Etc
         "--log-level",
         options.logLevel ?? "error",
         ...(unsafeNoFsync ? ["--unsafe-no-fsync"] : []),
+        ...(options.raftTiming === undefined
+          ? []
+          : [
+              "--heartbeat-interval",
+              String(options.raftTiming.heartbeatMs),
+              "--election-timeout",
+              String(options.raftTiming.electionMs)
+            ]),
         ...(options.extraArgs ?? [])
       ]
       const child = killOnExit(spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] }))

@@ -27,6 +27,9 @@ export interface LoadResult {
   readonly timeline100ms: ReadonlyArray<number>
   /** Exact longest interval (ms) without a successful completion, when the tool measures it. */
   readonly maxGapMs?: number
+  /** With a gap offset (a kill's): the longest gap between completions ending after it, and before it. */
+  readonly maxGapFromMs?: number
+  readonly maxGapBeforeMs?: number
   /** A few distinct error messages, when there were errors. */
   readonly errorSamples?: ReadonlyArray<string>
 }

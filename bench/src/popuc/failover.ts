@@ -1,57 +1,78 @@
 /**
- * Failover: colocated load on the four survivors of a group of five, r5 killed three seconds in (enough
- * decided instances before the kill to know the normal gap between completions); at full load on the group
- * the size runs used, and again with few writes in flight on a group of its own.
+ * Failover, measured the same way on both sides: load from clients on every member, the killed one included
+ * (a client whose request fails moves on to the next member, as etcd's clientv3 balancer does), one member
+ * killed (kill -9) `plan.failover.killAtMs` into the load; the stall is the longest interval between
+ * successive completed writes, over all clients, among those ending after the kill (`gapsAround`, etcdload's
+ * `-gap-from`). Reef: one replica of five (POPUC has no leader). etcd: the leader of five, with its default raft
+ * timing and with timing tuned to loopback scale (`plan.etcdTunedRaft`), reported side by side.
  */
 import * as Effect from "effect/Effect"
-import { longestGapMs, rateBetween } from "../kv-load.js"
-import { type Group, startGroup } from "../popuc-group.js"
+import { gapsAround, rateBetween } from "../kv-load.js"
+import type { EtcdCluster } from "../peers/index.js"
+import { runEtcdLoad } from "../peers/index.js"
+import type { Group } from "../popuc-group.js"
 import { round } from "../report.js"
-import { engineSums, FAILOVER_LIGHT_IN_FLIGHT, type Plan, writesFor } from "./plan.js"
+import { engineSums, type Plan, writesFor } from "./plan.js"
 
-export type Failover = Partial<Record<string, number>>
+export interface FailoverRun {
+  readonly inFlight: number
+  /** The longest gap between completions that ends after the kill (ms). */
+  readonly stallMs: number
+  /** The longest gap before the kill, the same run's normal (ms). */
+  readonly gapBeforeKillMs: number
+  readonly errors: number
+  readonly perSecBefore?: number
+  readonly perSecAfter?: number
+  /** Reef: survivors that found the victim's connection gone (engine-loop.ts) rather than waiting out a timer. */
+  readonly peersReportedGone?: number
+  readonly selfQuits?: number
+}
 
 export const killOneOfFive = (plan: Plan, group: Group, concurrency: number) =>
   Effect.gen(function* () {
-    const killAtMs = 3_000
-    const durationMs = killAtMs + Math.max(3_000, plan.loadMs)
+    const { killAtMs, afterMs } = plan.failover
+    const durationMs = killAtMs + afterMs
     const victim = group.children[4]!
-    const beforeKill = yield* engineSums(group)
-    const roundPeriodMs = beforeKill.roundPeriodMs
+    const before = yield* engineSums(group)
     const load = yield* writesFor(plan)(group.addresses, durationMs, {
       concurrency,
-      replicas: [0, 1, 2, 3],
+      failover: true,
       during: { afterMs: killAtMs, action: async () => void victim.kill("SIGKILL") }
     })
-    // Completions arrive in bursts, one per decided instance, so a closed-loop client sees gaps of about
-    // two instances with no failure at all. What the failure costs is how much longer the longest gap
-    // after the kill is than the longest gap before it, in the same run (warm-up second excluded).
-    const gapBeforeMs = longestGapMs(load.timeline10ms.slice(0, killAtMs / 10), 1_000)
-    const gapAfterMs = longestGapMs(load.timeline10ms, killAtMs)
-    const stallMs = Math.max(0, gapAfterMs - gapBeforeMs)
+    const gaps = gapsAround(load.completionsMs, killAtMs, load.seconds * 1000)
     const survivors = yield* engineSums({ ...group, addresses: group.addresses.slice(0, 4) })
     return {
       inFlight: concurrency,
-      reefGapBeforeKillMs: gapBeforeMs,
-      reefGapAfterKillMs: gapAfterMs,
-      reefStallMs: stallMs,
-      reefRoundPeriodMs: roundPeriodMs,
-      reefStallRounds: round(stallMs / Math.max(roundPeriodMs, 1e-9), 2),
-      reefSetPerSecBefore: round(rateBetween(load.timeline10ms, 0, killAtMs), 0),
-      reefSetPerSecAfter: round(rateBetween(load.timeline10ms, killAtMs + 1_000, durationMs), 0),
-      // Survivors that found the victim's connection gone (engine-loop.ts) rather than waiting out a timer.
-      reefPeersReportedGone: survivors.goneReports - beforeKill.goneReports,
-      reefSelfQuits: survivors.selfQuits - beforeKill.selfQuits
-    } satisfies Failover
+      stallMs: round(gaps.afterMs, 1),
+      gapBeforeKillMs: round(gaps.beforeMs, 1),
+      errors: load.errors,
+      perSecBefore: round(rateBetween(load.timeline10ms, 0, killAtMs), 0),
+      perSecAfter: round(rateBetween(load.timeline10ms, killAtMs + 1_000, durationMs), 0),
+      peersReportedGone: survivors.goneReports - before.goneReports,
+      selfQuits: survivors.selfQuits - before.selfQuits
+    } satisfies FailoverRun
   })
 
-/**
- * The same kill with few writes in flight: completions are then spaced by an instance, not by the saturated
- * machine's gaps, so what the kill itself costs shows.
- */
-export const failoverLight = (plan: Plan, natsUrl: string) =>
-  Effect.gen(function* () {
-    const group = yield* startGroup(natsUrl, 5, "failover-light")
-    yield* writesFor(plan)(group.addresses, plan.warmUpMs)
-    return yield* killOneOfFive(plan, group, FAILOVER_LIGHT_IN_FLIGHT)
-  }).pipe(Effect.scoped)
+/** The etcd side: clients on every member (the leader included), the leader killed at the same offset. */
+export const killEtcdLeader = async (plan: Plan, cluster: EtcdCluster, concurrency: number): Promise<FailoverRun> => {
+  const { killAtMs, afterMs } = plan.failover
+  const leader = await cluster.leader()
+  const timer = setTimeout(() => void cluster.kill(leader.name), killAtMs)
+  try {
+    const load = await runEtcdLoad(cluster, {
+      op: "put",
+      concurrency,
+      durationMs: killAtMs + afterMs,
+      gapFromMs: killAtMs,
+      endpoints: cluster.endpoints
+    })
+    return {
+      inFlight: concurrency,
+      stallMs: round(load.maxGapFromMs ?? Number.NaN, 1),
+      gapBeforeKillMs: round(load.maxGapBeforeMs ?? Number.NaN, 1),
+      errors: load.errors
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,91 +1,73 @@
 /**
- * Per group size: the idle engine rate, Set/Get throughput and latency in each deployment mode, the engine's
- * rounds and round times under that load, peak and idle RSS; at N = 5 also saturation (as many writes in
- * flight as etcd's peak run) and the failover under load (failover.ts).
+ * One round of the Reef side of the group-size comparison: per group size, a fresh group, its idle engine
+ * rate, `plan.warmUpMs` of unmeasured writes, then Set and Get throughput and latency in each deployment mode,
+ * the engine's rounds and round times under that load, peak and idle RSS; at N = 5 also saturation (as many
+ * writes in flight as etcd's peak run) and the failover (failover.ts). The etcd side is peers.ts; popuc.ts
+ * runs the two in interleaved rounds.
  */
 import * as Effect from "effect/Effect"
-import { runKvLoad } from "../kv-load.js"
+import { type KvLoadResult, runKvLoad } from "../kv-load.js"
 import { largestRssMb, startGroup } from "../popuc-group.js"
 import { round } from "../report.js"
-import { type Failover, killOneOfFive } from "./failover.js"
+import { type FailoverRun, killOneOfFive } from "./failover.js"
 import { engineSums, idleRssAfter, idleRssAfterLoad, type Plan, writesFor } from "./plan.js"
 
-export interface GroupSizeResults {
-  readonly metrics: Record<string, unknown>
-  readonly kvRows: Array<ReadonlyArray<unknown>>
-  readonly engineRows: Array<ReadonlyArray<unknown>>
-  readonly throughputByMode: Map<string, Array<[number, number]>>
-  readonly saturated: Record<string, number>
-  readonly failover: Failover
+/** What a load run is reduced to in a round's record. */
+export interface LoadFigures {
+  readonly perSec: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly errors: number
+  readonly clientCpuCores: number
 }
 
-export const measureGroupSizes = (plan: Plan, natsUrl: string) =>
+export const figuresOf = (r: KvLoadResult): LoadFigures => ({
+  perSec: round(r.throughputPerSec, 0),
+  p50Ms: round(r.p50Ms),
+  p99Ms: round(r.p99Ms),
+  errors: r.errors,
+  clientCpuCores: round(r.clientCpuSeconds / r.seconds)
+})
+
+export interface ReefSize {
+  readonly n: number
+  readonly modes: Record<string, { readonly set: LoadFigures; readonly get: LoadFigures }>
+  readonly engine: Record<string, number | undefined>
+  readonly saturated?: LoadFigures & { readonly selfQuits: number }
+  readonly failover?: FailoverRun
+}
+
+/** The Reef side of one round: every group size in turn (`idleRss` only in the first round). */
+export const reefSizesRound = (plan: Plan, natsUrl: string, roundIndex: number) =>
   Effect.gen(function* () {
     const writes = writesFor(plan)
-    const metrics: Record<string, unknown> = {}
-    const kvRows: Array<ReadonlyArray<unknown>> = []
-    const engineRows: Array<ReadonlyArray<unknown>> = []
-    const throughputByMode = new Map<string, Array<[number, number]>>()
-    let saturated: Record<string, number> = {}
-    let failover: Failover = {}
+    const sizes: Array<ReefSize> = []
     for (const n of plan.ns) {
-      yield* Effect.gen(function* () {
-        const group = yield* startGroup(natsUrl, n, `g${n}`)
+      const size = yield* Effect.gen(function* () {
+        const group = yield* startGroup(natsUrl, n, `g${n}-r${roundIndex + 1}`)
         // Idle engine rate: instances decided over one second without load.
         const idle0 = yield* engineSums(group)
         yield* Effect.sleep("1 second")
         const idle1 = yield* engineSums(group)
-        const idleRssMb = yield* idleRssAfter(group, plan.idleRss?.settleMs)
+        const idleRssMb = roundIndex === 0 ? yield* idleRssAfter(group, plan.idleRss?.settleMs) : undefined
         yield* writes(group.addresses, plan.warmUpMs)
         const before = yield* engineSums(group)
         const busySince = performance.now()
+        const modes: ReefSize["modes"] = {}
         for (const mode of plan.modesFor(n)) {
-          const sets = yield* runKvLoad({
-            addresses: group.addresses,
-            mode,
-            op: "set",
-            concurrency: plan.concurrency,
-            durationMs: plan.loadMs
-          })
-          const gets = yield* runKvLoad({
-            addresses: group.addresses,
-            mode,
-            op: "get",
-            concurrency: plan.concurrency,
-            durationMs: plan.loadMs
-          })
-          metrics[`kv.n${n}.${mode}`] = {
-            setPerSec: round(sets.throughputPerSec, 0),
-            setP50Ms: round(sets.p50Ms),
-            setP99Ms: round(sets.p99Ms),
-            setErrors: sets.errors,
-            getPerSec: round(gets.throughputPerSec, 0),
-            getP50Ms: round(gets.p50Ms),
-            getP99Ms: round(gets.p99Ms),
-            getErrors: gets.errors,
-            clientCpuCores: round((sets.clientCpuSeconds + gets.clientCpuSeconds) / (sets.seconds + gets.seconds))
-          }
-          kvRows.push([
-            n,
-            mode,
-            sets.throughputPerSec,
-            sets.p50Ms,
-            sets.p99Ms,
-            gets.throughputPerSec,
-            gets.p50Ms,
-            gets.p99Ms,
-            sets.errors + gets.errors
-          ])
-          const points = throughputByMode.get(mode) ?? []
-          points.push([n, sets.throughputPerSec])
-          throughputByMode.set(mode, points)
+          const load = (op: "set" | "get") =>
+            runKvLoad({ addresses: group.addresses, mode, op, concurrency: plan.concurrency, durationMs: plan.loadMs })
+          const set = figuresOf(yield* load("set"))
+          const get = figuresOf(yield* load("get"))
+          modes[mode] = { set, get }
         }
         const after = yield* engineSums(group)
         const busyInstances = after.instances - before.instances
         const busySeconds = (performance.now() - busySince) / 1000
         const peakRssMb = largestRssMb(group, "VmHWM")
         // The budget is for an idle actor process, and one that has served a load is idle again too.
-        const idleAfterLoad = yield* idleRssAfterLoad(group, plan.idleRss?.afterLoadMaxMs)
+        const idleAfterLoad =
+          roundIndex === 0 ? yield* idleRssAfterLoad(group, plan.idleRss?.afterLoadMaxMs) : undefined
         const engine = {
           idleInstancesPerSec: round(idle1.instances - idle0.instances, 0),
           roundsPerInstance: round(after.instances > 0 ? after.rounds / after.instances : 0, 3),
@@ -102,41 +84,17 @@ export const measureGroupSizes = (plan: Plan, natsUrl: string) =>
           replicaIdleRssAfterLoadMb: idleAfterLoad?.mb,
           replicaIdleRssAfterLoadSeconds: idleAfterLoad?.seconds
         }
-        metrics[`engine.n${n}`] = engine
-        engineRows.push([
-          n,
-          engine.idleInstancesPerSec,
-          engine.roundsPerInstance,
-          engine.roundPeriodMs,
-          engine.roundTimeP50Ms,
-          engine.roundTimeP99Ms,
-          engine.roundTimeMaxMs,
-          engine.selfQuits,
-          engine.replicaPeakRssMb,
-          engine.replicaIdleRssMb ?? "",
-          engine.replicaIdleRssAfterLoadMb ?? "",
-          engine.replicaIdleRssAfterLoadSeconds ?? ""
-        ])
-
-        if (n === 5) {
-          // Saturation: as many writes in flight as the etcd comparison below uses (engine stats around it,
-          // so its self-quits are told apart from the failure-free runs above).
-          const beforeSaturation = yield* engineSums(group)
-          const load = yield* writes(group.addresses, plan.loadMs, { concurrency: plan.saturation })
-          const afterSaturation = yield* engineSums(group)
-          saturated = {
-            inFlight: plan.saturation,
-            reefSetPerSec: round(load.throughputPerSec, 0),
-            reefSetP50Ms: round(load.p50Ms),
-            reefSetP99Ms: round(load.p99Ms),
-            reefErrors: load.errors,
-            reefSelfQuits: afterSaturation.selfQuits - beforeSaturation.selfQuits,
-            reefClientCpuCores: round(load.clientCpuSeconds / load.seconds)
-          }
-        }
-
-        if (n === 5) failover = yield* killOneOfFive(plan, group, plan.concurrency)
+        if (n !== 5) return { n, modes, engine } satisfies ReefSize
+        // Saturation: as many writes in flight as etcd's peak run (engine stats around it, so its self-quits
+        // are told apart from the failure-free runs above).
+        const beforeSaturation = yield* engineSums(group)
+        const load = yield* writes(group.addresses, plan.loadMs, { concurrency: plan.saturation })
+        const afterSaturation = yield* engineSums(group)
+        const saturated = { ...figuresOf(load), selfQuits: afterSaturation.selfQuits - beforeSaturation.selfQuits }
+        const failover = yield* killOneOfFive(plan, group, plan.concurrency)
+        return { n, modes, engine, saturated, failover } satisfies ReefSize
       }).pipe(Effect.scoped)
+      sizes.push(size)
     }
-    return { metrics, kvRows, engineRows, throughputByMode, saturated, failover } satisfies GroupSizeResults
+    return sizes
   })

@@ -20,13 +20,16 @@ export interface Plan {
   /** In flight for the N = 5 saturation comparison with etcd. */
   readonly saturation: number
   /**
-   * Unmeasured load on a fresh group before its first measurement: V8 compiles the hot paths of 2N threads
-   * (host and engine of every replica) during the first seconds of load, which the first run of a group
-   * otherwise paid alone, and on two shared cores that takes longer than it looks (successive runs on one warm
-   * group kept getting faster for several seconds). So the full run warms each group for 15 s, and the mode
-   * measured first (colocated, the headline ratio) is not the one measured coldest.
+   * Unmeasured write load on every fresh cluster, Reef's and etcd's alike, before its first measurement: V8
+   * compiles the hot paths of 2N threads (host and engine of every replica) during the first seconds of load,
+   * and etcd's Go runtime grows its heaps and connection buffers. Equal on both sides, so a ratio compares two
+   * warmed systems.
    */
   readonly warmUpMs: number
+  /** Failover: the kill this long into the load, which goes on for `afterMs` more. */
+  readonly failover: { readonly killAtMs: number; readonly afterMs: number }
+  /** etcd's raft timing tuned to loopback scale, reported beside its defaults in the failover comparison. */
+  readonly etcdTunedRaft: { readonly heartbeatMs: number; readonly electionMs: number }
   /**
    * When idle RSS is read (the full run only): `settleMs` after a group starts, once the allocator has
    * returned start-up garbage (JEMALLOC_CONF in @reef/devkit), and after its loads once the largest replica is
@@ -45,7 +48,9 @@ export const planFor = (quick: boolean): Plan =>
         loadMs: 1_500,
         concurrency: 128,
         saturation: 1_024,
-        warmUpMs: 1_500
+        warmUpMs: 1_500,
+        failover: { killAtMs: 2_000, afterMs: 3_000 },
+        etcdTunedRaft: { heartbeatMs: 10, electionMs: 50 }
       }
     : {
         ns: [3, 5, 7, 9],
@@ -55,6 +60,8 @@ export const planFor = (quick: boolean): Plan =>
         concurrency: 128,
         saturation: 1_024,
         warmUpMs: 15_000,
+        failover: { killAtMs: 3_000, afterMs: 5_000 },
+        etcdTunedRaft: { heartbeatMs: 10, electionMs: 50 },
         idleRss: { settleMs: 10_000, afterLoadMaxMs: 180_000 }
       }
 

@@ -17,9 +17,10 @@ const capacityOf = (cores: number) => (workers: number, w: YcsbOptions) =>
 /**
  * The simulator: time ×4 (service 2 ms + 2 ms, one-way message delay 0.4-1.6 ms: the paper's 0.5 + 0.5 ms and
  * 0.1-0.4 ms), 16 virtual cores per worker (the paper's workers have 32 vCPUs). Saturation is a closed loop of
- * clients keeping an eighth of a second of capacity outstanding.
+ * clients keeping an eighth of a second of capacity outstanding. `seed` draws the workload, the network delays
+ * and the coordinator's randomness: the suite repeats every figure over several seeds.
  */
-export const simBackend = (quick: boolean, coresPerWorker = 16): Backend => {
+export const simBackend = (quick: boolean, coresPerWorker = 16, seed = 1): Backend => {
   const timeScale = 4
   const capacity = capacityOf(coresPerWorker)
   const warmupMs = quick ? 250 : 300
@@ -48,7 +49,7 @@ export const simBackend = (quick: boolean, coresPerWorker = 16): Backend => {
         warmupMs: rate ? 400 : warmupMs,
         measureMs,
         drainMs: rate ? 1000 : 0,
-        seed: 1
+        seed
       })
       if (r.crash !== undefined) throw new Error(`${c.figure} ${c.name}: the simulated run failed: ${r.crash}`)
       // Yield between configurations so a signal can stop the run.
