@@ -2,11 +2,11 @@
  * `pnpm bench <suite> [--quick]`: runs one benchmark suite, prints its table, writes
  * bench/results/<suite>.json with its plots and regenerates bench/results/SUMMARY.md.
  * `pnpm bench all [--quick]` runs every suite but soak, each in a process of its own, one after another;
- * `pnpm bench summary` only regenerates SUMMARY.md.
+ * `pnpm bench summary` only redraws the plots from the stored results and regenerates SUMMARY.md.
  */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { resultsDir, writeSummary } from "./harness/index.js"
+import { readResults, resultsDir, writePlots, writeSummary } from "./harness/index.js"
 
 type Suite = () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>) => Promise<void> }>
 
@@ -24,7 +24,9 @@ const ALL = Object.keys(suites).filter((s) => s !== "soak")
 
 const [suite, ...flags] = process.argv.slice(2)
 if (suite === "summary") {
-  console.log(`wrote ${writeSummary(resultsDir)}`)
+  // Plots again from every stored result's curves (the plotting code may be newer than the run), then SUMMARY.md.
+  for (const result of readResults(resultsDir)) await writePlots(result)
+  console.log(`wrote ${writeSummary(resultsDir)} and the plots`)
   process.exit(0)
 }
 if (suite === "all") {

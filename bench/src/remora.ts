@@ -310,13 +310,6 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     const repeatsNote = real ? `${figureRuns.length} rounds on processes` : `${figureRuns.length} simulator seeds`
     const simTag = real ? "" : "Sim"
     const figuresSection = {
-      backend: {
-        name: backend.name,
-        timeScale: backend.timeScale,
-        workers: WORKERS,
-        coresPerWorker: backend.coresPerWorker
-      },
-      repeats: repeatsNote,
       [`policies${simTag}`]: {
         note: "Fig. 5: no separation, post-consensus scheduling; tps and lease transfers per tx, per repeat",
         runs: figureRuns.map((d) => d.policies)
@@ -364,7 +357,20 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         points: inProcess
       },
       modules: { backend: "pure cores in the benchmark process, tx per CPU-second, one run", points: modules },
-      ...(real ? { figures: figuresSection } : {}),
+      ...(real
+        ? {
+            figures: {
+              backend: {
+                name: backend.name,
+                timeScale: backend.timeScale,
+                workers: WORKERS,
+                coresPerWorker: backend.coresPerWorker
+              },
+              repeats: repeatsNote,
+              ...figuresSection
+            }
+          }
+        : {}),
       rss: {
         idleWorkerMb: Math.max(...idleWorkers.map((m) => m.rssMb)),
         idleCoordinatorHostMb: idleCoordinatorHost.rssMb,
@@ -382,7 +388,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     for (const zipf of s.zipfs) {
       curves[`policies-zipf${String(zipf).replace(".", "")}${suffix}`] = {
         title: `Fig. 5 (${tag}): scheduling policies, YCSB zipf ${zipf}, median and min–max of ${repeatsNote}`,
-        x: { title: "objects per transaction" },
+        x: { title: "objects per transaction", ticks: s.objects },
         y: { title: "throughput (tx/s)" },
         points: FIG5_POLICIES.flatMap((p) =>
           s.objects.map((o) => ({
@@ -395,7 +401,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     }
     curves[`separation${suffix}`] = {
       title: `Fig. 6 (${tag}): stateless-stateful separation (SFS), ${repeatsNote}`,
-      x: { title: "stateless : stateful work (x : 1)" },
+      x: { title: "stateless : stateful work (x : 1)", ticks: [1, 4] },
       y: { title: "throughput (tx/s)" },
       points: SEPARATIONS.flatMap((m) =>
         [1, 4].map((ratio) => ({
@@ -420,7 +426,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     }
     curves[`architecture${suffix}`] = {
       title: `Fig. 4 (${tag}): throughput per node, ${repeatsNote}`,
-      x: { title: "workers" },
+      x: { title: "workers", ticks: s.workerCounts },
       y: { title: "throughput per node (tx/s)" },
       points: (["asymmetric", "symmetric"] as const).flatMap((k) =>
         s.workerCounts.map((n) => ({

@@ -13,12 +13,14 @@ export interface Axis {
   /** With its unit: "throughput (ops/s)". */
   readonly title: string
   readonly scale?: "linear" | "log"
-  /** d3-format for tick labels (default ",~g": 12,000 and 0.25, never raw floats). */
+  /** d3-format for tick labels (default ",.4~r": 12,000 and 0.25 and 350, never raw floats or exponents). */
   readonly format?: string
   /** Start the axis at zero (default: true for a linear y). */
   readonly zero?: boolean
   /** Names for x = 0, 1, 2, …: a categorical axis (configurations) drawn on integer positions. */
   readonly labels?: ReadonlyArray<string>
+  /** Ticks at exactly these values (a discrete x such as group sizes). */
+  readonly ticks?: ReadonlyArray<number>
 }
 
 export interface CurvePoint {
@@ -48,7 +50,12 @@ const axisOf = (a: Axis, isY: boolean) => ({
   title: a.title,
   axis:
     a.labels === undefined
-      ? { format: a.format ?? ",~g", labelOverlap: true, grid: true }
+      ? {
+          format: a.format ?? ",.4~r",
+          labelOverlap: true,
+          grid: true,
+          ...(a.ticks === undefined ? {} : { values: [...a.ticks] })
+        }
       : {
           values: a.labels.map((_, i) => i),
           labelExpr: `${JSON.stringify(a.labels)}[datum.value]`,
@@ -58,13 +65,25 @@ const axisOf = (a: Axis, isY: boolean) => ({
   scale: {
     type: a.scale ?? "linear",
     ...((a.scale ?? "linear") === "linear" ? { zero: a.zero ?? isY } : {}),
-    nice: a.labels === undefined && (a.scale ?? "linear") === "linear",
+    // A log x keeps the data's own range (nice would widen 1..16 to 1..100); a log y is niced to decades.
+    nice: a.labels === undefined && a.ticks === undefined && ((a.scale ?? "linear") === "linear" || isY),
     ...(a.labels === undefined ? {} : { domain: [-0.5, a.labels.length - 0.5] })
   }
 })
 
+/** A few small distinct whole-number x values (group sizes, worker counts) get a tick each and no others. */
+const discreteTicks = (curve: Curve): ReadonlyArray<number> | undefined => {
+  const xs = [...new Set(curve.points.map((p) => p.x))].sort((a, b) => a - b)
+  return xs.length <= 12 && xs.every(Number.isInteger) && (xs.at(-1) ?? 0) <= 128 ? xs : undefined
+}
+
 export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {
-  const x = { field: "x", type: "quantitative", ...axisOf(curve.x, false) }
+  const ticks = curve.x.ticks ?? (curve.x.labels === undefined ? discreteTicks(curve) : undefined)
+  const x = {
+    field: "x",
+    type: "quantitative",
+    ...axisOf({ ...curve.x, ...(ticks === undefined ? {} : { ticks }) }, false)
+  }
   const y = { field: "y", type: "quantitative", ...axisOf(curve.y, true) }
   const color = { field: "series", type: "nominal", title: null, legend: { orient: "right", labelLimit: 260 } }
   const layers: Array<Record<string, unknown>> = [
@@ -108,7 +127,7 @@ export const renderSvg = async (spec: Record<string, unknown>): Promise<string> 
   }
 }
 
-/** Writes `<dir>/<name>.vl.json` and `<dir>/<name>.svg`; returns the spec. */
+/** Writes `<dir>/<name>.vl.json` and `<dir>/<name>.svg` (from the curve: re-plotting a stored result gives the same); returns the spec. */
 export const writePlot = async (dir: string, name: string, curve: Curve): Promise<Record<string, unknown>> => {
   const spec = vegaLiteSpec(curve)
   writeFileSync(join(dir, `${name}.vl.json`), `${JSON.stringify(spec, null, 2)}\n`)

@@ -106,6 +106,17 @@ export class BenchContractError extends Error {
   }
 }
 
+/** Writes one plot per curve of `result` into `dir`; returns the SVG names. */
+export const writePlots = async (result: BenchResult, dir = resultsDir): Promise<Array<string>> => {
+  const plots: Array<string> = []
+  for (const [name, curve] of Object.entries(result.curves ?? {})) {
+    const file = `${result.suite}-${name}`
+    await writePlot(dir, file, curve)
+    plots.push(`${file}.svg`)
+  }
+  return plots
+}
+
 /**
  * Checks `result`, writes <dir>/<suite>.json and one plot per curve, and regenerates SUMMARY.md from every
  * result in `dir`. Returns the JSON's path.
@@ -114,12 +125,7 @@ export const writeResult = async (result: BenchResult, dir = resultsDir): Promis
   const problems = checkResult(result)
   if (problems.length > 0) throw new BenchContractError(result.suite, problems)
   mkdirSync(dir, { recursive: true })
-  const plots: Array<string> = []
-  for (const [name, curve] of Object.entries(result.curves ?? {})) {
-    const file = `${result.suite}-${name}`
-    await writePlot(dir, file, curve)
-    plots.push(`${file}.svg`)
-  }
+  const plots = await writePlots(result, dir)
   const path = join(dir, `${result.suite}.json`)
   writeFileSync(path, `${JSON.stringify({ ...result, plots }, null, 2)}\n`)
   writeSummary(dir)

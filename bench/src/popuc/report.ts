@@ -239,7 +239,7 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
   const modes = [...new Set(plan.ns.flatMap((n) => plan.modesFor(n)))]
   const throughput: Curve = {
     title: `Set throughput against group size (${plan.concurrency} in flight, median and min–max of ${sizes.length} rounds)`,
-    x: { title: "replicas (N)" },
+    x: { title: "replicas (N)", ticks: plan.ns },
     y: { title: "writes per second", scale: "log" },
     headline: `N = 5, ${plan.concurrency} in flight on both`,
     points: [
@@ -254,7 +254,7 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
   }
   const latency: Curve = {
     title: `Set latency against group size (${plan.concurrency} in flight)`,
-    x: { title: "replicas (N)" },
+    x: { title: "replicas (N)", ticks: plan.ns },
     y: { title: "latency (ms)", scale: "log" },
     points: [
       ...plan.ns.map((n) => point("Reef colocated p50", n, kv[`n${n}.colocated`]!.setP50Ms)),
