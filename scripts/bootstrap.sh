@@ -35,6 +35,11 @@ if ! command -v prometheus >/dev/null 2>&1; then
   # Debian's package may start a system service on 9090; the test starts its own on a free port.
   if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
 fi
+# openssl from Debian: `reef up --secure`/`--tls` and the security tests make a local CA and certificates with it.
+if ! command -v openssl >/dev/null 2>&1; then
+  echo "bootstrap: installing openssl (apt)"
+  apt_install openssl
+fi
 # A C++ toolchain: zstd-napi (the Ira hint's compression) builds from its bundled source at install.
 if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
   echo "bootstrap: installing g++, make, python3 (apt)"

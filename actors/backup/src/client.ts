@@ -3,6 +3,7 @@
  * channel closed after it.
  */
 import * as grpc from "@grpc/grpc-js"
+import { grpcClientCredentials } from "@reef/grpc/security"
 import { BackupClient, type BackupStatus, type BlockReplayed } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,7 @@ export class BackupClientError extends Data.TaggedError("BackupClientError")<{
 
 const withClient = <A>(address: string, use: (client: BackupClient) => Effect.Effect<A, BackupClientError>) =>
   Effect.acquireUseRelease(
-    Effect.sync(() => new BackupClient(address, grpc.credentials.createInsecure())),
+    Effect.sync(() => new BackupClient(address, grpcClientCredentials())),
     use,
     (client) => Effect.sync(() => client.close())
   )

@@ -5,8 +5,8 @@
  * transaction's rejection at once or its receipt once it executed. A broken stream fails what is in flight with
  * UNAVAILABLE (its outcome is unknown); the next submission opens a new stream. The other methods are unary.
  */
-import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
-import { MAX_SESSION_FRAME_BYTES } from "@reef/grpc"
+import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { grpcClientCredentials, MAX_SESSION_FRAME_BYTES } from "@reef/grpc"
 import { TurnBatcher } from "@reef/kernel"
 import {
   type CommitEvent,
@@ -95,7 +95,7 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
     const { address } = options
     const timeoutMs = options.timeoutMs ?? 30_000
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new ExecutionClient(address, credentials.createInsecure())),
+      Effect.sync(() => new ExecutionClient(address, grpcClientCredentials())),
       (c) => Effect.sync(() => c.close())
     )
     const callError = (method: string, code: number, details: string) =>

@@ -71,7 +71,15 @@ export {
   nkeyPublicKey,
   readNkeySeed
 } from "./nats-security.js"
-export { findNatsServerBinary, freePort, type NatsServer, NatsServerError, startNatsServer } from "./nats-server.js"
+export {
+  findNatsServerBinary,
+  freePort,
+  type NatsServer,
+  NatsServerError,
+  type NatsServerOptions,
+  natsTlsConfig,
+  startNatsServer
+} from "./nats-server.js"
 export {
   type LocalActor,
   makePresenceDetails,

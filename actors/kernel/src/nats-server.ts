@@ -25,9 +25,30 @@ export interface NatsServerOptions {
   readonly monitorPort?: number
   /** Milliseconds to wait for "Server is ready". */
   readonly startTimeoutMs?: number
-  /** Configuration file text (e.g. an `authorization` or `tls` block, nats-grants.ts); written next to the store. */
+  /** Configuration file text (e.g. an `authorization` block, nats-grants.ts); written next to the store. */
   readonly config?: string
+  /** Clients connect over TLS with this certificate; `verify` also requires theirs (mutual TLS). */
+  readonly tls?: {
+    readonly certFile: string
+    readonly keyFile: string
+    readonly caFile: string
+    readonly verify?: boolean
+  }
 }
+
+/** nats-server's `tls` block for `tls`. */
+export const natsTlsConfig = (tls: NonNullable<NatsServerOptions["tls"]>): string =>
+  [
+    "tls {",
+    `  cert_file: ${JSON.stringify(tls.certFile)}`,
+    `  key_file: ${JSON.stringify(tls.keyFile)}`,
+    `  ca_file: ${JSON.stringify(tls.caFile)}`,
+    `  verify: ${tls.verify === true}`,
+    // A loaded machine's handshakes take longer than the default half second.
+    "  timeout: 5",
+    "}",
+    ""
+  ].join("\n")
 
 export interface NatsServer {
   readonly url: string
@@ -120,8 +141,8 @@ export const startNatsServer = (options: NatsServerOptions = {}) =>
       Effect.sync(() => mkdtempSync(join(tmpdir(), "reef-nats-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
-    const configArgs =
-      options.config === undefined ? [] : ["-c", yield* Effect.sync(() => writeConfig(storeDir, options.config!))]
+    const config = [options.config ?? "", options.tls === undefined ? "" : natsTlsConfig(options.tls)].join("\n")
+    const configArgs = config.trim() === "" ? [] : ["-c", yield* Effect.sync(() => writeConfig(storeDir, config))]
     const args = [
       ...configArgs,
       "-a",

@@ -13,8 +13,8 @@
  * UNAVAILABLE (their outcome is unknown, as for a unary call whose connection broke); the next call opens a
  * new one.
  */
-import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
-import { MAX_SESSION_FRAME_BYTES } from "@reef/grpc"
+import { type ClientDuplexStream, Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { grpcClientCredentials, MAX_SESSION_FRAME_BYTES } from "@reef/grpc"
 import { TurnBatcher } from "@reef/kernel"
 import { currentTraceparent, TRACEPARENT_HEADER } from "@reef/observability/tracing"
 import {
@@ -112,7 +112,7 @@ export const makeKvClient = (options: KvClientOptions): Effect.Effect<KvClient, 
   Effect.gen(function* () {
     if (options.replicas.length === 0) return yield* Effect.dieMessage("a KV client needs at least one replica")
     const clients = yield* Effect.acquireRelease(
-      Effect.sync(() => options.replicas.map((address) => new KVClient(address, credentials.createInsecure()))),
+      Effect.sync(() => options.replicas.map((address) => new KVClient(address, grpcClientCredentials()))),
       (all) =>
         Effect.sync(() => {
           for (const c of all) c.close()

@@ -6,6 +6,7 @@
 
 export { inScope } from "./in-scope.js"
 export { ephemeralRangeStart, freeListenPort, portFree } from "./listen-port.js"
+export { type LocalCa, LocalCaError, writeLocalCa } from "./local-ca.js"
 export {
   CLIENT_IDENTITY,
   type ClusterCredentials,

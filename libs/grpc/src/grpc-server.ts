@@ -12,7 +12,7 @@
  * `shutdownGraceMs` to finish, and then `forceShutdown` cancels whatever is left.
  */
 import { existsSync } from "node:fs"
-import { type Server as GrpcJsServer, Server, ServerCredentials, type ServerOptions } from "@grpc/grpc-js"
+import { type Server as GrpcJsServer, Server, type ServerOptions } from "@grpc/grpc-js"
 import { descriptorSetPath } from "@reef/proto"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
@@ -25,6 +25,7 @@ import type * as Scope from "effect/Scope"
 import type { CallRunner } from "./call.js"
 import type { GrpcService } from "./handlers.js"
 import { addReflection, LazyHealth } from "./on-first-call.js"
+import { grpcServerCredentials, securityInterceptors } from "./security.js"
 import { markUndecodableRequests, refuseUndecodable } from "./undecodable.js"
 
 /** The server could not start: protos did not load, or the address could not be bound. */
@@ -97,7 +98,8 @@ const reflectionFiles = (options: ReflectionOptions | undefined) =>
 
 const bind = (server: GrpcJsServer, target: string) =>
   Effect.async<number, GrpcServerError>((resume) => {
-    server.bindAsync(target, ServerCredentials.createInsecure(), (error, port) =>
+    // TLS (and mutual TLS) when the process has a certificate: security.ts.
+    server.bindAsync(target, grpcServerCredentials(), (error, port) =>
       resume(
         error === null
           ? Effect.succeed(port)
@@ -160,9 +162,10 @@ export const serveGrpc = <R = never>(
 
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => {
+        // A bearer token, when the process has one, is checked first, before any request is decoded (security.ts).
         const server = new Server({
           ...options.serverOptions,
-          interceptors: [refuseUndecodable, ...(options.serverOptions?.interceptors ?? [])]
+          interceptors: [...securityInterceptors(), refuseUndecodable, ...(options.serverOptions?.interceptors ?? [])]
         })
         markUndecodableRequests(server)
         for (const service of options.services) server.addService(service.definition, service.bind(runner))

@@ -32,6 +32,20 @@ export {
   withServerSpan
 } from "./handlers.js"
 export {
+  bearerTokenInterceptor,
+  GRPC_TLS_CA_ENV,
+  GRPC_TLS_CERT_ENV,
+  GRPC_TLS_CLIENT_AUTH_ENV,
+  GRPC_TLS_KEY_ENV,
+  GRPC_TOKEN_ENV,
+  type GrpcSecurity,
+  grpcClientCredentials,
+  grpcSecurityEnv,
+  grpcSecurityFromEnv,
+  grpcServerCredentials,
+  securityInterceptors
+} from "./security.js"
+export {
   type FramedSession,
   framedSession,
   MAX_SESSION_FRAME_BYTES,

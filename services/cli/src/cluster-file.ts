@@ -8,6 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
+import type { ClusterSecurityFile } from "./cluster-security.js"
 
 export const CLUSTER_FILE_VERSION = 1
 export const CLUSTER_FILE_NAME = join(".reef", "cluster.json")
@@ -30,11 +31,9 @@ export interface ClusterFile {
     /** nats-server's HTTP monitoring endpoint (`/varz`, `/connz`), when `reef up` runs the server. */
     readonly monitor?: string
     readonly embedded: boolean
-    /** With `reef up --secure`: the directory of the cluster's nkey seeds (`<identity>.nk`, 0600). */
-    readonly credentials?: string
-    /** The identities there (roles with their own; any other process connects as `client`). */
-    readonly identities?: ReadonlyArray<string>
   }
+  /** With `reef up --secure` or `--tls`: where the identities, certificates and token are (cluster-security.ts). */
+  readonly security?: ClusterSecurityFile
   /** `host:port` of the gateway's gRPC service. */
   readonly gateway: string
   /** Where Prometheus finds every actor process (file_sd format), kept current by `reef up`. */

@@ -13,9 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ClusterStateError } from "./cli/errors.js"
 import { readClusterFile } from "./cluster-file.js"
+import { adoptClusterSecurity } from "./cluster-security.js"
 import { DEFAULT_CLUSTER, DEFAULT_NATS_URL } from "./commands/common.js"
 import { actorIdOf, type RunInput } from "./commands/run.js"
-import { adoptSecurity, runSecurity } from "./nats-credentials.js"
 import type { RoleSpec } from "./roles/role.js"
 
 export class NatsUnreachableError extends Data.TaggedError("NatsUnreachableError")<{
@@ -65,8 +65,8 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
       )
     }
     const natsUrl = input.nats ?? file?.nats.url ?? DEFAULT_NATS_URL
-    // Every NATS connection of this process (engine threads, segment stores) reads it from the environment.
-    adoptSecurity(runSecurity(role.role, input.creds, file))
+    // Every NATS connection and gRPC server of this process (engine threads included) reads it from the environment.
+    adoptClusterSecurity(role.role, input.creds, file)
     const cluster = input.cluster ?? file?.cluster ?? DEFAULT_CLUSTER
     const program = Effect.gen(function* () {
       const presence = yield* PresenceDetails

@@ -6,16 +6,9 @@
  * (--workload) or stays up until Ctrl-C, saying what it stops.
  */
 import { rmSync } from "node:fs"
-import {
-  CLIENT_IDENTITY,
-  READY_PREFIX,
-  ROLE_GRANTS,
-  startReefChild,
-  stopTogetherOnClose,
-  writeClusterCredentials
-} from "@reef/devkit"
+import { CLIENT_IDENTITY, READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
 import { makeOutput, type Output, progressText } from "@reef/devkit/output"
-import { isJoined, Membership, natsKernelLayer, natsSecurityEnv, startNatsServer } from "@reef/kernel"
+import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import type { Member } from "@reef/proto"
 import * as Effect from "effect/Effect"
@@ -32,9 +25,9 @@ import {
   removeClusterFile,
   writeClusterFile
 } from "./cluster-file.js"
+import { type ClusterSecurity, makeClusterSecurity } from "./cluster-security.js"
 import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
-import { credentialsDir } from "./nats-credentials.js"
 import { makePortChooser } from "./ports.js"
 import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
 import { remoraWorkload } from "./remora-workload.js"
@@ -77,7 +70,7 @@ const placeActors = (plan: ReadonlyArray<PlannedActor>, metricsBase: number, out
     return placed
   })
 
-const startNats = (input: UpInput, out: Output, config: string | undefined) =>
+const startNats = (input: UpInput, out: Output, secured: ClusterSecurity["natsServer"]) =>
   Effect.gen(function* () {
     if (input.nats !== undefined) return { url: input.nats, embedded: false as const }
     const choose = makePortChooser()
@@ -93,7 +86,7 @@ const startNats = (input: UpInput, out: Output, config: string | undefined) =>
       jetstream: true,
       port: client.port,
       monitorPort: monitor.port,
-      ...(config !== undefined && { config })
+      ...secured
     })
     return { url: server.url, monitor: server.monitorUrl, embedded: true as const }
   })
@@ -226,21 +219,22 @@ const up = (input: UpInput, path: string) =>
         .join(", ")}`
     )
 
-    // With --secure: the cluster's identities, removed with the cluster (nats-credentials.ts).
-    const credentials = input.secure
-      ? yield* Effect.acquireRelease(
-          Effect.sync(() => writeClusterCredentials(credentialsDir(path), input.cluster)),
-          (c) => Effect.sync(() => rmSync(c.dir, { recursive: true, force: true }))
-        )
-      : undefined
-    const nats = yield* startNats(input, out, credentials?.serverConfig)
+    // With --secure or --tls: identities, certificates, a token; removed with the cluster (cluster-security.ts).
+    const security = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => makeClusterSecurity(path, input.cluster, { secure: input.secure, tls: input.tls }),
+        catch: (cause) => new UpFailedError({ message: String((cause as Error)?.message ?? cause) })
+      }),
+      (s) => Effect.sync(() => s.remove())
+    )
+    // This process's own clients (the workload's, its kernel) connect like every other.
+    Object.assign(process.env, security.envOf(CLIENT_IDENTITY))
+    const nats = yield* startNats(input, out, security.natsServer)
     out.line(
       `${out.style.good("ready")} nats-server: ${nats.url}${"monitor" in nats && nats.monitor !== undefined ? ` (monitoring ${nats.monitor})` : ""}`
     )
     const placed = yield* placeActors(plan, input["metrics-port"], out)
-    const children = yield* startActors(placed, ["--nats", nats.url, "--cluster", input.cluster], out, (role) =>
-      credentials === undefined ? {} : natsSecurityEnv(credentials.securityOf(role))
-    )
+    const children = yield* startActors(placed, ["--nats", nats.url, "--cluster", input.cluster], out, security.envOf)
     yield* stopTogetherOnClose(children)
 
     const program = Effect.gen(function* () {
@@ -265,12 +259,9 @@ const up = (input: UpInput, path: string) =>
         nats: {
           url: nats.url,
           ...("monitor" in nats && nats.monitor !== undefined ? { monitor: nats.monitor } : {}),
-          embedded: nats.embedded,
-          ...(credentials !== undefined && {
-            credentials: credentials.dir,
-            identities: ROLE_GRANTS.map((g) => g.name)
-          })
+          embedded: nats.embedded
         },
+        ...(security.ca !== undefined && { security: security.file }),
         gateway: gateway === undefined ? "" : `127.0.0.1:${gateway.ports["grpc-port"]}`,
         prometheusTargets: targetsPath(path),
         actors: clusterActors(members)
@@ -326,16 +317,7 @@ const up = (input: UpInput, path: string) =>
     })
     yield* program.pipe(
       Effect.scoped,
-      Effect.provide(
-        natsKernelLayer(
-          {
-            servers: nats.url,
-            name: "reef-up",
-            ...(credentials !== undefined && { security: credentials.securityOf(CLIENT_IDENTITY) })
-          },
-          { cluster: input.cluster }
-        )
-      )
+      Effect.provide(natsKernelLayer({ servers: nats.url, name: "reef-up" }, { cluster: input.cluster }))
     )
   })
 

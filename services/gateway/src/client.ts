@@ -3,7 +3,8 @@
  * (opened and closed in a scope), a `client` span per call whose context travels as `traceparent` metadata
  * (so a trace can start at the CLI), and gRPC failures as one tagged error carrying the status.
  */
-import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { Metadata, type ServiceError, status } from "@grpc/grpc-js"
+import { grpcClientCredentials } from "@reef/grpc/security"
 import { REEF_ERROR_CODE_TRAILER } from "@reef/grpc/trailer"
 import {
   ATTR_RPC_METHOD,
@@ -53,7 +54,7 @@ export const callError = (method: string, error: Partial<ServiceError>) => {
 /** A ClusterClient for `address` (`host:port`), closed when the scope closes. */
 export const clusterClient = (address: string) =>
   Effect.acquireRelease(
-    Effect.sync(() => new ClusterClient(address, credentials.createInsecure())),
+    Effect.sync(() => new ClusterClient(address, grpcClientCredentials())),
     (client) => Effect.sync(() => client.close())
   )
 

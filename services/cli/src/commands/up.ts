@@ -46,8 +46,9 @@ const ownOptions = {
   workload: Opt.flag({ description: "run the demo workload, print its results, then stop the cluster" }),
   secure: Opt.flag({
     description:
-      "NATS with authentication and per-role permissions: an nkey identity per role in .reef/nats (0600), the embedded nats-server admitting only them"
-  })
+      "authentication, per-role NATS permissions and TLS: an nkey identity per role (.reef/nats), a local CA (.reef/tls), mutual TLS on NATS, TLS and a bearer token on gRPC"
+  }),
+  tls: Opt.flag({ description: "TLS alone: a local CA (.reef/tls), mutual TLS on NATS, TLS on gRPC" })
 }
 
 /** Every role's `reef up` options next to reef up's own; a clash is a bug in a role's file. */
@@ -68,8 +69,8 @@ export type UpInput = Input<typeof ownOptions, {}> & Readonly<Record<string, unk
 export const enabledRoles = (input: UpInput) => upRoles.filter((r) => r.up.byDefault || input.with.includes(r.role))
 
 const validateUp = (input: UpInput): string | undefined => {
-  if (input.secure && input.nats !== undefined) {
-    return "--secure configures the embedded nats-server; with --nats, start each process with --creds from that server's own accounts"
+  if ((input.secure || input.tls) && input.nats !== undefined) {
+    return `--${input.secure ? "secure" : "tls"} configures the embedded nats-server; with --nats, give each process that server's credentials (--creds, REEF_NATS_TLS_CA)`
   }
   for (const name of input.with) {
     const role = roles.find((r) => r.role === name)

@@ -32,8 +32,13 @@ type Client = import("@reef/proto").AirDBClient
 /** A unary reef.v1.AirDB client of one running `airdb` actor, closed with the scope. */
 const airdbClient = (context: ClientContext, input: { readonly client?: string | undefined }) =>
   Effect.gen(function* () {
-    const [{ members, endpointsOf }, { AirDBClient }, grpc] = yield* Effect.promise(() =>
-      Promise.all([import("./gateway.js"), import("@reef/proto"), import("@grpc/grpc-js")])
+    const [{ members, endpointsOf }, { AirDBClient }, grpc, { grpcClientCredentials }] = yield* Effect.promise(() =>
+      Promise.all([
+        import("./gateway.js"),
+        import("@reef/proto"),
+        import("@grpc/grpc-js"),
+        import("@reef/grpc/security")
+      ])
     )
     const all = endpointsOf(yield* members(context, "airdb"), "airdb", "grpc")
     if (all.length === 0) {
@@ -48,7 +53,7 @@ const airdbClient = (context: ClientContext, input: { readonly client?: string |
       })
     }
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new AirDBClient(chosen.address, grpc.credentials.createInsecure()) as Client),
+      Effect.sync(() => new AirDBClient(chosen.address, grpcClientCredentials()) as Client),
       (c) => Effect.sync(() => c.close())
     )
     return { client, metadata: () => new grpc.Metadata() }

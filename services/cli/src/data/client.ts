@@ -9,6 +9,7 @@ import type { CliFailure } from "../cli/errors.js"
 import type { Args, Options } from "../cli/spec.js"
 import type { Style } from "../cli/terminal.js"
 import { noClusterMessage, readClusterFile } from "../cluster-file.js"
+import { adoptClusterSecurity } from "../cluster-security.js"
 import { DEFAULT_GATEWAY } from "../commands/common.js"
 import type { ClientContext, ClientInput, DataCommandSpec } from "./command.js"
 
@@ -41,6 +42,8 @@ export const runClientCommand = <O extends Options, A extends Args, R>(
       return yield* new UnreachableError({ message: noClusterMessage(lookup) })
     }
     const file = lookup._tag === "Found" ? lookup.file : undefined
+    // TLS and the token of a secured cluster, for every gRPC client this command makes (cluster-security.ts).
+    adoptClusterSecurity("client", undefined, file)
     const gatewaySource = input.gateway !== undefined ? "flag" : file !== undefined ? "cluster file" : "default"
     const gateway = input.gateway ?? file?.gateway ?? DEFAULT_GATEWAY
     const textOf = (item: R) => spec.text(item, style)
