@@ -1,0 +1,404 @@
+/**
+ * A nemesis for AirDB over real processes, as issue 23's tester ran it: three `reef run airdb` clients share
+ * one store on JetStream (a spawned nats-server), concurrent list-append workers talk to them over gRPC with
+ * this file's own encoding (a list is "e1,e2,..." in UTF-8), and faults are injected one at a time:
+ *
+ *   client-kill    kill -9 an airdb client, start it again (a new incarnation)
+ *   client-pause   SIGSTOP an airdb client (also in the middle of its tail syncs), SIGCONT it
+ *   storage-kill   kill -9 the nats-server (the storage), start it again on the same port and store
+ *   storage-pause  SIGSTOP the nats-server, SIGCONT it
+ *
+ * A worker's append reads the key (Transact [read k]) and then commits Transact [compare(k, what it read),
+ * put(k, old + "," + e)]: committed, the transaction read `old` and appended e. Reads are `Get` (the
+ * linearizable point read) or a Transact of two reads. After the faults every client must serve again; each
+ * key is read through every client; the history (with real-time order) goes through the Elle-style checker
+ * for strict serializability, and every acknowledged append must be in the final lists, once, with all
+ * clients agreeing. The CI test (airdb-nemesis.test.ts) runs one fault of each kind;
+ * `pnpm test:airdb-nemesis --minutes N` (airdb-nemesis-main.ts) runs random ones for N minutes.
+ */
+import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js"
+import { type CheckResult, checkListAppend, type MicroOp, type Txn } from "@reef/airdb/testing"
+import { GrpcCode } from "@reef/grpc"
+import type { NatsServer } from "@reef/kernel"
+import { AirDBClient, type AirDbTransactRequest, type AirDbTransactResponse } from "@reef/proto"
+import * as Effect from "effect/Effect"
+import { type ActorProcess, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
+import { prng } from "./popuc-harness.js"
+
+export type AirDbFault = "client-kill" | "client-pause" | "storage-kill" | "storage-pause"
+export const AIRDB_FAULTS: ReadonlyArray<AirDbFault> = ["client-kill", "client-pause", "storage-kill", "storage-pause"]
+
+export interface AirDbNemesisOptions {
+  readonly seed: number
+  /** Time of random faults after the first four (one of each kind), in ms. */
+  readonly faultsMs: number
+  readonly workers?: number
+  readonly keys?: number
+  /** Longest client SIGSTOP and storage SIGSTOP (the issue: up to 15 s and 20 s). */
+  readonly maxClientPauseMs?: number
+  readonly maxStoragePauseMs?: number
+  readonly say?: (line: string) => void
+}
+
+export interface AirDbNemesisReport {
+  readonly seed: number
+  readonly elapsedMs: number
+  readonly txns: { readonly ok: number; readonly fail: number; readonly info: number }
+  readonly appends: { readonly acknowledged: number; readonly lost: ReadonlyArray<string> }
+  readonly faults: Readonly<Record<AirDbFault, number>>
+  /** Per restarted client: ms from spawn to serving. */
+  readonly restartsMs: ReadonlyArray<number>
+  readonly elle: CheckResult
+  /** Keys whose final lists differ between clients. */
+  readonly disagreements: ReadonlyArray<string>
+  readonly events: ReadonlyArray<string>
+}
+
+const CLIENTS = ["a1", "a2", "a3"] as const
+const CALL_TIMEOUT_MS = 4_000
+const SERVE_BOUND_MS = 120_000
+
+const parseList = (bytes: Buffer | undefined, found: boolean): Array<number> =>
+  !found || bytes === undefined || bytes.byteLength === 0 ? [] : bytes.toString("utf8").split(",").map(Number)
+const formatList = (list: ReadonlyArray<number>) => Buffer.from(list.join(","), "utf8")
+
+/** A call's failure: certainly without effect, or unknown (Jepsen's fail / info). */
+const certainlyFailed = (e: ServiceError) =>
+  e.code === GrpcCode.ABORTED || e.code === GrpcCode.INVALID_ARGUMENT || e.code === GrpcCode.FAILED_PRECONDITION
+
+interface Client {
+  process: ActorProcess
+  address: string
+  grpc: AirDBClient
+  incarnation: number
+}
+
+const addressOf = (process: ActorProcess): string => {
+  const line = process.lines.find((l) => / on \S+:\d+ store /.test(l))
+  const m = line === undefined ? null : / on (\S+:\d+) store /.exec(line)
+  if (m === null) throw new Error(`no gRPC address in the airdb output:\n${process.lines.slice(-10).join("\n")}`)
+  return m[1]!
+}
+
+export const runAirDbNemesis = async (options: AirDbNemesisOptions): Promise<AirDbNemesisReport> => {
+  const harness = makeHarness()
+  try {
+    const nats = await startNats(harness)
+    return await nemesis(harness, nats, options)
+  } finally {
+    await harness.close()
+  }
+}
+
+const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesisOptions) => {
+  const began = performance.now()
+  const random = prng(options.seed)
+  const between = (lo: number, hi: number) => Math.round(lo + random() * (hi - lo))
+  const events: Array<string> = []
+  const say = (line: string) => {
+    const stamped = `${((performance.now() - began) / 1000).toFixed(1)}s ${line}`
+    events.push(stamped)
+    options.say?.(stamped)
+  }
+  const cluster = `airdbnemesis${options.seed}`
+  const store = `nem${options.seed % 100_000}`
+
+  const clients = new Map<string, Client>()
+  const start = async (id: string, incarnation: number) => {
+    const process = await startActorProcess(harness, {
+      role: "airdb",
+      id,
+      natsUrl: nats.url,
+      cluster,
+      extraArgs: ["--store", store, "--grpc-port", "0"]
+    })
+    const address = addressOf(process)
+    const client: Client = {
+      process,
+      address,
+      grpc: new AirDBClient(address, credentials.createInsecure()),
+      incarnation
+    }
+    clients.get(id)?.grpc.close()
+    clients.set(id, client)
+    return client
+  }
+  for (const id of CLIENTS) await start(id, 0)
+  say(`3 airdb clients on store ${store} (JetStream at ${nats.url})`)
+
+  // ---- the workload --------------------------------------------------------------------------------------------
+  const deadline = () => ({ deadline: Date.now() + CALL_TIMEOUT_MS })
+  const transact = (c: Client, request: AirDbTransactRequest) =>
+    new Promise<AirDbTransactResponse>((resolve, reject) =>
+      c.grpc.transact(request, new Metadata(), deadline(), (e, r) => (e === null ? resolve(r) : reject(e)))
+    )
+  const get = (c: Client, key: string) =>
+    new Promise<Array<number>>((resolve, reject) =>
+      c.grpc.get({ key: Buffer.from(key) }, new Metadata(), deadline(), (e, r) =>
+        e === null ? resolve(parseList(r.value, r.found)) : reject(e)
+      )
+    )
+  const readTwo = async (c: Client, k1: string, k2: string) => {
+    const r = await transact(c, {
+      ops: [
+        { op: { $case: "read", value: { key: Buffer.from(k1) } } },
+        { op: { $case: "read", value: { key: Buffer.from(k2) } } }
+      ],
+      maxAttempts: 0
+    })
+    return r.reads.map((x) => parseList(x.value, x.found))
+  }
+
+  const history: Array<Txn> = []
+  let nextId = 1
+  let stopping = false
+  const keys = options.keys ?? 6
+  const workerCount = options.workers ?? 9
+  const acknowledged = new Map<string, Set<number>>()
+  const worker = async (w: number) => {
+    const draw = prng(options.seed * 1000 + w)
+    let generation = 0
+    let counter = 0
+    const target = CLIENTS[w % CLIENTS.length]!
+    while (!stopping) {
+      const c = clients.get(target)!
+      const key = `k${Math.floor(draw() * keys)}`
+      const roll = draw()
+      const id = nextId++
+      const process = `w${w}.${generation}`
+      const invokedAt = performance.now()
+      const done = (type: Txn["type"], ops: ReadonlyArray<MicroOp>) =>
+        history.push({
+          id,
+          process,
+          type,
+          ops,
+          invokedAt,
+          completedAt: type === "info" ? Number.POSITIVE_INFINITY : performance.now()
+        })
+      try {
+        if (roll < 0.25) {
+          done("ok", [{ f: "read", key, value: await get(c, key) }])
+        } else if (roll < 0.4) {
+          const other = `k${Math.floor(draw() * keys)}`
+          if (other === key) continue
+          const [a, b] = await readTwo(c, key, other)
+          done("ok", [
+            { f: "read", key, value: a! },
+            { f: "read", key: other, value: b! }
+          ])
+        } else {
+          const [old] = await readTwo(c, key, key === "k0" ? "k1" : "k0")
+          const element = w * 10_000_000 + ++counter
+          const appendedAt = performance.now()
+          const ops: Array<MicroOp> = [
+            { f: "read", key, value: old! },
+            { f: "append", key, value: element }
+          ]
+          try {
+            const r = await transact(c, {
+              ops: [
+                {
+                  op: {
+                    $case: "compare",
+                    value: { key: Buffer.from(key), exists: old!.length > 0, value: formatList(old!) }
+                  }
+                },
+                { op: { $case: "put", value: { key: Buffer.from(key), value: formatList([...old!, element]) } } }
+              ],
+              maxAttempts: 1
+            })
+            history.push({
+              id,
+              process,
+              type: r.committed ? "ok" : "fail",
+              ops,
+              invokedAt: appendedAt,
+              completedAt: performance.now()
+            })
+            if (r.committed) {
+              const set = acknowledged.get(key) ?? new Set<number>()
+              set.add(element)
+              acknowledged.set(key, set)
+            }
+          } catch (e) {
+            const error = e as ServiceError
+            const type = certainlyFailed(error) ? "fail" : "info"
+            history.push({
+              id,
+              process,
+              type,
+              ops,
+              invokedAt: appendedAt,
+              completedAt: type === "info" ? Number.POSITIVE_INFINITY : performance.now()
+            })
+            if (type === "info") generation++
+            await new Promise((r) => setTimeout(r, 50))
+          }
+        }
+      } catch {
+        // A read that failed changed nothing: it is not in the history. Back off while the client is away.
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+  }
+  const workers = Array.from({ length: workerCount }, (_, w) => worker(w))
+
+  // ---- faults --------------------------------------------------------------------------------------------------
+  const faults: Record<AirDbFault, number> = {
+    "client-kill": 0,
+    "client-pause": 0,
+    "storage-kill": 0,
+    "storage-pause": 0
+  }
+  const restartsMs: Array<number> = []
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  /** Waits until `id` answers a Get (a liveness bound, not a performance claim). */
+  const serving = async (id: string) => {
+    const from = performance.now()
+    for (;;) {
+      try {
+        await get(clients.get(id)!, "k0")
+        return performance.now() - from
+      } catch {
+        if (performance.now() - from > SERVE_BOUND_MS) {
+          throw new Error(
+            `${id} did not serve within ${SERVE_BOUND_MS} ms:\n${clients.get(id)!.process.lines.slice(-20).join("\n")}`
+          )
+        }
+        await sleep(100)
+      }
+    }
+  }
+  const inject = async (kind: AirDbFault) => {
+    faults[kind]++
+    const id = CLIENTS[between(0, CLIENTS.length - 1)]!
+    switch (kind) {
+      case "client-kill": {
+        const c = clients.get(id)!
+        say(`${id}: kill -9, restart`)
+        c.process.child.kill("SIGKILL")
+        await c.process.exited
+        const spawned = performance.now()
+        await start(id, c.incarnation + 1)
+        await serving(id)
+        restartsMs.push(performance.now() - spawned)
+        say(`  ${id} serves again ${(performance.now() - spawned).toFixed(0)} ms after the restart`)
+        return
+      }
+      case "client-pause": {
+        const ms = between(1_000, options.maxClientPauseMs ?? 3_000)
+        const c = clients.get(id)!
+        say(`${id}: SIGSTOP for ${ms} ms`)
+        c.process.child.kill("SIGSTOP")
+        await sleep(ms)
+        c.process.child.kill("SIGCONT")
+        say(`  ${id} serves again ${(await serving(id)).toFixed(0)} ms after SIGCONT`)
+        return
+      }
+      case "storage-kill": {
+        const down = between(200, 2_000)
+        say(`nats-server: kill -9, restart after ${down} ms`)
+        await Effect.runPromise(nats.kill)
+        await sleep(down)
+        await Effect.runPromise(nats.restart)
+        for (const c of CLIENTS) await serving(c)
+        say("  every client serves again")
+        return
+      }
+      case "storage-pause": {
+        const ms = between(2_000, options.maxStoragePauseMs ?? 4_000)
+        const pid = await Effect.runPromise(nats.pid)
+        if (pid === undefined) throw new Error("nats-server has no pid")
+        say(`nats-server: SIGSTOP for ${ms} ms`)
+        process.kill(pid, "SIGSTOP")
+        await sleep(ms)
+        process.kill(pid, "SIGCONT")
+        for (const c of CLIENTS) await serving(c)
+        say("  every client serves again")
+        return
+      }
+    }
+  }
+
+  await sleep(3_000)
+  const order = [...AIRDB_FAULTS].sort(() => random() - 0.5)
+  for (const kind of order) {
+    await inject(kind)
+    await sleep(between(1_000, 3_000))
+  }
+  const faultsUntil = performance.now() + options.faultsMs
+  while (performance.now() < faultsUntil) {
+    await inject(AIRDB_FAULTS[between(0, AIRDB_FAULTS.length - 1)]!)
+    await sleep(between(500, 4_000))
+  }
+  await sleep(2_000)
+  stopping = true
+  await Promise.all(workers)
+
+  // ---- final reads: every key through every client ---------------------------------------------------------------
+  for (const id of CLIENTS) await serving(id)
+  const finals = new Map<string, Map<string, Array<number>>>()
+  for (let k = 0; k < keys; k++) {
+    const key = `k${k}`
+    const perClient = new Map<string, Array<number>>()
+    for (const id of CLIENTS) {
+      const invokedAt = performance.now()
+      const value = await get(clients.get(id)!, key)
+      history.push({
+        id: nextId++,
+        process: `final.${id}`,
+        type: "ok",
+        ops: [{ f: "read", key, value }],
+        invokedAt,
+        completedAt: performance.now()
+      })
+      perClient.set(id, value)
+    }
+    finals.set(key, perClient)
+  }
+  for (const c of clients.values()) c.grpc.close()
+
+  const disagreements: Array<string> = []
+  const lost: Array<string> = []
+  let acked = 0
+  for (const [key, perClient] of finals) {
+    const lists = [...perClient.values()].map((l) => l.join(","))
+    if (new Set(lists).size > 1)
+      disagreements.push(`${key}: ${[...perClient].map(([id, l]) => `${id} has ${l.length}`).join(", ")}`)
+    const final = perClient.get("a1")!
+    const seen = new Map<number, number>()
+    for (const e of final) seen.set(e, (seen.get(e) ?? 0) + 1)
+    for (const e of acknowledged.get(key) ?? []) {
+      acked++
+      const n = seen.get(e) ?? 0
+      if (n !== 1) lost.push(`${key}: acknowledged append ${e} is there ${n} times`)
+    }
+  }
+  const elle = checkListAppend(history, "strict-serializable")
+  const count = (type: Txn["type"]) => history.filter((t) => t.type === type).length
+  return {
+    seed: options.seed,
+    elapsedMs: performance.now() - began,
+    txns: { ok: count("ok"), fail: count("fail"), info: count("info") },
+    appends: { acknowledged: acked, lost },
+    faults,
+    restartsMs,
+    elle,
+    disagreements,
+    events
+  } satisfies AirDbNemesisReport
+}
+
+export const summarizeAirDb = (r: AirDbNemesisReport): string =>
+  [
+    `seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(0)} s`,
+    `transactions: ${r.txns.ok} ok, ${r.txns.fail} failed, ${r.txns.info} unknown`,
+    `faults: ${Object.entries(r.faults)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(", ")}`,
+    `restarted clients served again after ${r.restartsMs.map((ms) => (ms / 1000).toFixed(1)).join(", ") || "-"} s`,
+    `acknowledged appends ${r.appends.acknowledged}, lost or duplicated ${r.appends.lost.length}`,
+    `Elle (strict serializable): ${r.elle.valid ? "valid" : r.elle.anomalies.map((a) => a.type).join(", ")} over ${r.elle.stats.txns} transactions`,
+    `clients disagree on ${r.disagreements.length} keys`
+  ].join("\n")
