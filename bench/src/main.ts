@@ -16,7 +16,8 @@ const suites: Record<string, Suite> = {
   soak: () => import("./soak.js"),
   ira: () => import("./ira.js"),
   airdb: () => import("./airdb.js"),
-  remora: () => import("./remora.js")
+  remora: () => import("./remora.js"),
+  redis: () => import("./redis.js")
 }
 
 /** What `all` runs: every suite but the soak, which is long by design (`pnpm bench soak --minutes M`). */

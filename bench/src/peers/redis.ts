@@ -52,6 +52,8 @@ export interface RedisLoadOptions {
   readonly threads?: number
   /** Pid of redis-server, to report its CPU (serverCpuSeconds). */
   readonly serverPid?: number
+  /** Requests pipelined per connection (`-P`, default 1). */
+  readonly pipeline?: number
 }
 
 /** Parses redis-benchmark `--csv` output (header line + one line per test) into a LoadResult. */
@@ -103,6 +105,8 @@ export const runRedisLoad = async (options: RedisLoadOptions): Promise<LoadResul
     String(options.keySpace ?? 10_000),
     "--threads",
     String(options.threads ?? 1),
+    "-P",
+    String(options.pipeline ?? 1),
     "--csv"
   ]
   const before = options.serverPid === undefined ? undefined : procCpuSeconds(options.serverPid)
