@@ -23,10 +23,21 @@ import {
   type Value,
   type WireMsg
 } from "./core/index.js"
+import { compactRound, wholeRound } from "./core/value-refs.js"
 import { type OnTimerExpiry, onTimerExpiry, roundTimerDeadline, timerPolicyOf } from "./engine-timers.js"
 import { JoinReplay } from "./join-replay.js"
 import { LatencyHistogram } from "./latency-histogram.js"
+import { RoundResolver } from "./round-resolver.js"
 import { decodeWire, encodeWire, ownPayload } from "./wire.js"
+
+/**
+ * How round messages of rounds 2 and later carry their values (core/value-refs.ts): `refs` names client values
+ * by identity (their bodies travelled in round 1), `full` sends every body again as Alg. 2 does. Receivers
+ * take either, so a group may mix them (e.g. during an upgrade).
+ */
+export type RoundValues = "refs" | "full"
+export const ROUND_VALUES_MODES: ReadonlyArray<RoundValues> = ["refs", "full"]
+export const DEFAULT_ROUND_VALUES: RoundValues = "refs"
 
 export interface EngineConfig {
   readonly group: string
@@ -37,6 +48,8 @@ export interface EngineConfig {
   readonly roundTimer: RoundTimerConfig
   readonly maxBatchBytes: number
   readonly maxPending?: number
+  /** Default `refs`. */
+  readonly roundValues?: RoundValues
 }
 
 /** What the host asks of its engine (the paper's host-to-NIC interface). */
@@ -124,6 +137,9 @@ export interface EngineStats {
   /** Peers the transport reported gone while a round waited for them. */
   readonly goneReports: number
   readonly pending: number
+  /** Round messages that waited for value bodies this engine lacked, and those dropped still waiting. */
+  readonly heldForValues: number
+  readonly heldForValuesDropped: number
   readonly interactionLatencyMs: ReturnType<LatencyHistogram["summary"]>
   readonly roundTimeMs: ReturnType<LatencyHistogram["summary"]>
   readonly schedule: MembershipSchedule
@@ -161,6 +177,8 @@ export interface EngineLoop {
 export interface EngineLoopParts {
   readonly stepTob?: (s: TobState, input: TobInput) => ReturnType<typeof stepTob>
   readonly onTimerExpiry?: OnTimerExpiry
+  /** Resolving a round message's references (core/value-refs.ts). */
+  readonly resolveRound?: ConstructorParameters<typeof RoundResolver>[1]
 }
 
 export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: EngineLoopParts = {}): EngineLoop => {
@@ -221,6 +239,20 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
   }
   /** Round messages received while out of the group, replayed after a Join. */
   const joinReplay = new JoinReplay()
+  const compact = (config.roundValues ?? DEFAULT_ROUND_VALUES) === "refs" ? compactRound : wholeRound
+  const resolver = new RoundResolver(
+    {
+      request: (to, instance, refs) =>
+        io.send(to, encodeWire(config.group, config.self, { _tag: "ValuesRequest", instance, refs }, io.wallUs())),
+      deliver: (from, msg) => {
+        apply({ _tag: "Receive", from, msg }, undefined)
+        // After the step: the message this engine self-quit on is kept for its Join too.
+        joinReplay.record({ from, msg }, isTakingPart(state))
+      },
+      known: (key) => state.multi?.current.values.get(key)
+    },
+    parts.resolveRound
+  )
   // Self-addressed messages are fed back after the current step, never re-entrantly inside it.
   const loopback: Array<TobInput> = []
   let stepping = false
@@ -259,7 +291,10 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
     for (const o of outputs) {
       switch (o._tag) {
         case "Send": {
-          const bytes = encodeWire(config.group, config.self, o.msg, io.wallUs())
+          const msg = o.msg
+          if (msg._tag === "Round") resolver.remember(msg.instance, msg.values)
+          const wire = msg._tag === "Round" ? { ...compact(msg), _tag: "Round" as const } : msg
+          const bytes = encodeWire(config.group, config.self, wire, io.wallUs())
           if (io.sendToAll !== undefined && toEveryPeer(o.to, o.msg)) {
             io.sendToAll(bytes)
             break
@@ -414,6 +449,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
     crashes,
     goneReports,
     pending: state.pending.length,
+    heldForValues: resolver.heldTotal,
+    heldForValuesDropped: resolver.dropped,
     interactionLatencyMs: interaction.summary(),
     roundTimeMs: roundTime.summary(),
     schedule: scheduleOf(state),
@@ -431,9 +468,21 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
       }
       lastHeardMs = io.nowMs()
       interaction.record(Math.max(0, (io.wallUs() - decoded.sentAtUs) / 1000))
-      apply({ _tag: "Receive", from: decoded.from, msg: decoded.msg }, undefined)
-      // After the step: the message this engine self-quit on is kept for its Join too.
-      if (decoded.msg._tag === "Round") joinReplay.record({ from: decoded.from, msg: decoded.msg }, isTakingPart(state))
+      const { from, msg } = decoded
+      switch (msg._tag) {
+        case "Round":
+          return resolver.onRound(from, msg)
+        case "ValuesRequest": {
+          const values = resolver.answer(msg.refs)
+          if (values.length === 0) return
+          const reply = { _tag: "Values", instance: msg.instance, values } as const
+          return io.send(from, encodeWire(config.group, config.self, reply, io.wallUs()))
+        }
+        case "Values":
+          return resolver.onValues(msg.instance, msg.values)
+        default:
+          return apply({ _tag: "Receive", from, msg }, undefined)
+      }
     },
     onCommand: (command) => {
       switch (command._tag) {

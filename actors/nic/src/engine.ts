@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type AggregatorState, aggregate, createAggregator, type EngineDecision } from "./aggregator.js"
 import type { Incarnation, ProcessId, RoundTimerConfig } from "./core/index.js"
-import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats } from "./engine-loop.js"
+import type { DecidedEvent, EngineCommand, EngineEvent, EngineStats, RoundValues } from "./engine-loop.js"
 import { EngineError, startEngineThread } from "./engine-thread.js"
 import type { EngineWorkerData } from "./engine-worker.js"
 import { defaultHostNice, type RoundClose, yieldHostToEngines } from "./host-priority.js"
@@ -45,6 +45,8 @@ export interface EngineOptions {
    * only bounding the wait for a silent one; `timer` at its timer, the paper's timed rounds. See round-timer.ts.
    */
   readonly roundClose?: RoundClose
+  /** How later rounds carry their values (engine-loop.ts `RoundValues`): `refs` (default) or `full`. */
+  readonly roundValues?: RoundValues
   readonly calibrationProbes?: number
   readonly safetyFactor?: number
   /**
@@ -196,7 +198,8 @@ export const startEngine = (
         incarnation: options.incarnation,
         members: options.members,
         maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
-        ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending })
+        ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending }),
+        ...(options.roundValues === undefined ? {} : { roundValues: options.roundValues })
       },
       ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
       minInteractionMs: options.minInteractionMs ?? defaultMinInteractionMs(options.members.length),

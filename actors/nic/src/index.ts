@@ -19,12 +19,15 @@ export {
 } from "./engine.js"
 export {
   createEngineLoop,
+  DEFAULT_ROUND_VALUES,
   type EngineCommand,
   type EngineConfig,
   type EngineEvent,
   type EngineIo,
   type EngineLoop,
-  type EngineStats
+  type EngineStats,
+  ROUND_VALUES_MODES,
+  type RoundValues
 } from "./engine-loop.js"
 export { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
 export { newIncarnation } from "./incarnation.js"

@@ -1,6 +1,7 @@
 import { type PopucValueKind, PopucWire } from "@reef/proto"
 import { describe, expect, it } from "vitest"
 import { clientValue, heartbeatValue, type RoundMsg } from "./core/index.js"
+import { compactRound } from "./core/value-refs.js"
 import { decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"
 
 /** Every process of these tests is in its first (and only) incarnation. */
@@ -25,9 +26,24 @@ describe("POPUC wire", () => {
     expect(decoded).toMatchObject({ _tag: "Ok", from: "r1", sentAtUs: 42 })
     // Payloads come out as the decoder's Buffers; with buffers of their own they equal the originals.
     const msg = decoded._tag === "Ok" && decoded.msg._tag === "Round" ? decoded.msg : undefined
-    expect({ ...msg, values: msg?.values.map(ownPayload) }).toEqual(round)
+    expect({ ...msg, values: msg?.values.map(ownPayload) }).toEqual({ ...round, refs: [] })
+    // In its wire form (rounds 2 and later name client values by reference) it comes back the same.
+    const compact = compactRound(round)
+    const wire = decodeWire("g", encodeWire("g", "r1", { ...compact, _tag: "Round" }, 42))
+    expect(compact.refs).toHaveLength(2)
+    expect(wire._tag === "Ok" && wire.msg).toEqual({ ...compact, _tag: "Round" })
     const start = decodeWire("g", encodeWire("g", "r3", { _tag: "StartRequest" }, 1))
     expect(start._tag === "Ok" && start.msg).toEqual({ _tag: "StartRequest" })
+  })
+
+  it("round-trips a request for value bodies and its answer", () => {
+    const value = clientValue("r1", TEST_INCARNATION, 3, new Uint8Array([1, 2, 3]))
+    const refs = [{ proposer: "r1", incarnation: TEST_INCARNATION, seq: 3, kind: "client" as const }]
+    const request = decodeWire("g", encodeWire("g", "r2", { _tag: "ValuesRequest", instance: 4, refs }, 0))
+    expect(request._tag === "Ok" && request.msg).toEqual({ _tag: "ValuesRequest", instance: 4, refs })
+    const answer = decodeWire("g", encodeWire("g", "r1", { _tag: "Values", instance: 4, values: [value] }, 0))
+    const values = answer._tag === "Ok" && answer.msg._tag === "Values" ? answer.msg.values.map(ownPayload) : []
+    expect(values).toEqual([value])
   })
 
   it("rejects garbage, another group, missing parts and invalid values", () => {
@@ -42,7 +58,16 @@ describe("POPUC wire", () => {
       sentAtUs: 0,
       msg: {
         $case: "round",
-        value: { instance: 0, attempt: 0, round: 1, values: [], locked: [], decided: [], decidedAttempt: 0 }
+        value: {
+          instance: 0,
+          attempt: 0,
+          round: 1,
+          values: [],
+          locked: [],
+          decided: [],
+          decidedAttempt: 0,
+          refs: []
+        }
       }
     }).finish()
     expect(decodeWire("g", zeroInstance)._tag).toBe("Invalid")
@@ -68,11 +93,19 @@ describe("POPUC wire", () => {
             }
           ],
           locked: [],
-          decided: []
+          decided: [],
+          refs: []
         }
       }
     }).finish()
     expect(decodeWire("g", badKind)._tag).toBe("Invalid")
+    const badRef = encodeWire(
+      "g",
+      "r1",
+      { _tag: "ValuesRequest", instance: 1, refs: [{ proposer: "", incarnation: "01", seq: 0, kind: "client" }] },
+      0
+    )
+    expect(decodeWire("g", badRef)).toMatchObject({ _tag: "Invalid", reason: expect.stringContaining("reference") })
   })
 
   it("a value that leaves the engine gets a buffer of its own, exactly its payload's size", () => {

@@ -4,9 +4,20 @@
  * never an exception inside the consensus step.
  */
 // The subpath keeps the engine thread free of the other schemas and of grpc-js (one isolate each).
-import { type PopucValue, PopucValueKind, PopucWire } from "@reef/proto/popuc"
+import { type PopucValue, PopucValueKind, type PopucValueRef, PopucWire } from "@reef/proto/popuc"
 import { EMPTY_PAYLOAD, type ProcessId, type Value, type ValueKind, type WireMsg } from "./core/index.js"
 import type { ValueRef } from "./core/types.js"
+import type { CompactRound } from "./core/value-refs.js"
+
+/**
+ * What engines send each other: the core's messages, round messages in their wire form (core/value-refs.ts:
+ * later rounds name values by identity), and the request and answer for bodies a receiver lacks.
+ */
+export type EngineWireMsg =
+  | ({ readonly _tag: "Round" } & CompactRound)
+  | Exclude<WireMsg, { readonly _tag: "Round" }>
+  | { readonly _tag: "ValuesRequest"; readonly instance: number; readonly refs: ReadonlyArray<ValueRef> }
+  | { readonly _tag: "Values"; readonly instance: number; readonly values: ReadonlyArray<Value> }
 
 const kindToWire: Record<ValueKind, PopucValueKind> = {
   client: PopucValueKind.POPUC_VALUE_KIND_CLIENT,
@@ -71,35 +82,70 @@ export const valueFromWire = (v: PopucValue): Value | undefined => {
   return value === undefined ? undefined : ownPayload(value)
 }
 
-export const encodeWire = (group: string, from: ProcessId, msg: WireMsg, sentAtUs: number): Uint8Array =>
-  PopucWire.encode({
-    group,
-    from,
-    sentAtUs: Math.round(sentAtUs),
-    msg:
-      msg._tag === "Round"
-        ? {
-            $case: "round",
-            value: {
-              instance: msg.instance,
-              attempt: msg.attempt ?? 0,
-              decidedAttempt: msg.decidedAttempt ?? 0,
-              round: msg.round,
-              values: msg.values.map(valueToWire),
-              locked: [...msg.locked],
-              decided: msg.decided.map((r) => ({
-                proposer: r.proposer,
-                incarnation: r.incarnation,
-                seq: r.seq,
-                kind: kindToWire[r.kind]
-              }))
-            }
-          }
-        : { $case: "syncStart", value: { request: msg._tag === "StartRequest" } }
-  }).finish()
+const refToWire = (r: ValueRef): PopucValueRef => ({
+  proposer: r.proposer,
+  incarnation: r.incarnation,
+  seq: r.seq,
+  kind: kindToWire[r.kind]
+})
+
+const msgToWire = (msg: WireMsg | EngineWireMsg): PopucWire["msg"] => {
+  switch (msg._tag) {
+    case "Round":
+      return {
+        $case: "round",
+        value: {
+          instance: msg.instance,
+          attempt: msg.attempt ?? 0,
+          decidedAttempt: msg.decidedAttempt ?? 0,
+          round: msg.round,
+          values: msg.values.map(valueToWire),
+          locked: [...msg.locked],
+          decided: msg.decided.map(refToWire),
+          refs: "refs" in msg ? msg.refs.map(refToWire) : []
+        }
+      }
+    case "ValuesRequest":
+      return { $case: "valuesRequest", value: { instance: msg.instance, refs: msg.refs.map(refToWire) } }
+    case "Values":
+      return { $case: "values", value: { instance: msg.instance, values: msg.values.map(valueToWire) } }
+    default:
+      return { $case: "syncStart", value: { request: msg._tag === "StartRequest" } }
+  }
+}
+
+/** A core message (a round message whole) or an engine message (a round message in its wire form). */
+export const encodeWire = (
+  group: string,
+  from: ProcessId,
+  msg: WireMsg | EngineWireMsg,
+  sentAtUs: number
+): Uint8Array => PopucWire.encode({ group, from, sentAtUs: Math.round(sentAtUs), msg: msgToWire(msg) }).finish()
+
+/** Well-formed value identities, or undefined at the first malformed one. */
+const refsFromWire = (refs: ReadonlyArray<PopucValueRef>): Array<ValueRef> | undefined => {
+  const out: Array<ValueRef> = []
+  for (const r of refs) {
+    const kind = kindFromWire(r.kind)
+    if (kind === undefined || !validRef(r)) return undefined
+    out.push({ proposer: r.proposer, incarnation: r.incarnation, seq: r.seq, kind })
+  }
+  return out
+}
+
+/** Well-formed values, or undefined and the first malformed one's proposer. */
+const valuesFromWire = (values: ReadonlyArray<PopucValue>): Array<Value> | { readonly bad: string } => {
+  const out: Array<Value> = []
+  for (const v of values) {
+    const value = valueInMessage(v)
+    if (value === undefined) return { bad: v.proposer }
+    out.push(value)
+  }
+  return out
+}
 
 export type DecodedWire =
-  | { readonly _tag: "Ok"; readonly from: ProcessId; readonly msg: WireMsg; readonly sentAtUs: number }
+  | { readonly _tag: "Ok"; readonly from: ProcessId; readonly msg: EngineWireMsg; readonly sentAtUs: number }
   | { readonly _tag: "Invalid"; readonly reason: string }
 
 const invalid = (reason: string): DecodedWire => ({ _tag: "Invalid", reason })
@@ -124,23 +170,31 @@ export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
       msg: msg.value.request ? { _tag: "StartRequest" } : { _tag: "Start" }
     }
   }
+  if (msg.$case === "valuesRequest") {
+    const { instance } = msg.value
+    if (!Number.isSafeInteger(instance) || instance < 1) return invalid(`bad instance ${instance}`)
+    const refs = refsFromWire(msg.value.refs)
+    if (refs === undefined) return invalid("bad reference in a values request")
+    return { _tag: "Ok", from: wire.from, sentAtUs: wire.sentAtUs, msg: { _tag: "ValuesRequest", instance, refs } }
+  }
+  if (msg.$case === "values") {
+    const { instance } = msg.value
+    if (!Number.isSafeInteger(instance) || instance < 1) return invalid(`bad instance ${instance}`)
+    const values = valuesFromWire(msg.value.values)
+    if (!Array.isArray(values)) return invalid(`bad value from "${values.bad}"`)
+    return { _tag: "Ok", from: wire.from, sentAtUs: wire.sentAtUs, msg: { _tag: "Values", instance, values } }
+  }
   const round = msg.value
   if (!Number.isSafeInteger(round.instance) || round.instance < 1) return invalid(`bad instance ${round.instance}`)
   if (!Number.isSafeInteger(round.round) || round.round < 1) return invalid(`bad round ${round.round}`)
-  // Most values of a round-2 message are already known here and dropped at once: no copy for them.
-  const values: Array<Value> = []
-  for (const v of round.values) {
-    const value = valueInMessage(v)
-    if (value === undefined) return invalid(`bad value from "${v.proposer}"`)
-    values.push(value)
-  }
+  // Later rounds name most values by reference (core/value-refs.ts): only bodies are decoded here.
+  const values = valuesFromWire(round.values)
+  if (!Array.isArray(values)) return invalid(`bad value from "${values.bad}"`)
   if (round.locked.some((p) => p === "")) return invalid("empty id in locked")
-  const decided: Array<ValueRef> = []
-  for (const r of round.decided) {
-    const kind = kindFromWire(r.kind)
-    if (kind === undefined || !validRef(r)) return invalid(`bad decided reference from "${r.proposer}"`)
-    decided.push({ proposer: r.proposer, incarnation: r.incarnation, seq: r.seq, kind })
-  }
+  const decided = refsFromWire(round.decided)
+  if (decided === undefined) return invalid("bad decided reference")
+  const refs = refsFromWire(round.refs)
+  if (refs === undefined) return invalid("bad value reference")
   return {
     _tag: "Ok",
     from: wire.from,
@@ -151,6 +205,7 @@ export const decodeWire = (group: string, bytes: Uint8Array): DecodedWire => {
       attempt: round.attempt,
       round: round.round,
       values,
+      refs,
       locked: round.locked,
       decided,
       decidedAttempt: round.decidedAttempt

@@ -35,6 +35,7 @@ import {
   type NicEngine,
   peerStatus,
   type RoundClose,
+  type RoundValues,
   roundPeriodMs,
   startEngine
 } from "@reef/nic"
@@ -83,6 +84,8 @@ export interface ReplicaOptions {
   readonly instanceGapMs?: number
   /** When a consensus round closes (EngineOptions.roundClose). */
   readonly roundClose?: RoundClose
+  /** How later consensus rounds carry their values (EngineOptions.roundValues). */
+  readonly roundValues?: RoundValues
   readonly maxKeyBytes?: number
   readonly maxValueBytes?: number
   /** Bounds of the decision log peers catch up from (beyond them, a peer gets a snapshot). */
@@ -252,7 +255,8 @@ export const runReplica = (
         ...(options.interactionMs === undefined ? {} : { interactionMs: options.interactionMs }),
         ...(options.minInteractionMs === undefined ? {} : { minInteractionMs: options.minInteractionMs }),
         ...(options.instanceGapMs === undefined ? {} : { instanceGapMs: options.instanceGapMs }),
-        ...(options.roundClose === undefined ? {} : { roundClose: options.roundClose })
+        ...(options.roundClose === undefined ? {} : { roundClose: options.roundClose }),
+        ...(options.roundValues === undefined ? {} : { roundValues: options.roundValues })
       } satisfies EngineOptions,
       {
         onApplied,

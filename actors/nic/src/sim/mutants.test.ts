@@ -9,6 +9,7 @@ import {
   acceptLateMessages,
   collapseWithoutLeader,
   decideAtRoundOne,
+  dropUnresolvedRefs,
   earlyDecisionOnFirstLock,
   noStallGrace,
   reenterQuitAttempt,
@@ -61,7 +62,13 @@ const tobCases: ReadonlyArray<readonly [string, TobRunOptions, TobScenario, stri
 const shellCases: ReadonlyArray<readonly [string, ShellRunOptions, ShellScenario, string]> = [
   ["closes a stalled round at its late timer", { onTimerExpiry: noStallGrace }, "shell-stall", "stall grace"],
   ["serves once it tells its engine to join", { stepRejoin: serveOnJoin }, "shell-crash-restart", "ready"],
-  ["lets nobody open a collapsed group's instance", { stepRejoin: collapseWithoutLeader }, "shell-partition", "rejoin"]
+  ["lets nobody open a collapsed group's instance", { stepRejoin: collapseWithoutLeader }, "shell-partition", "rejoin"],
+  [
+    "merges a round message without the values it names but never received",
+    { resolveRound: dropUnresolvedRefs },
+    "shell-async",
+    "uniform agreement"
+  ]
 ]
 
 describe("the simulator catches broken protocols", () => {
@@ -87,11 +94,12 @@ describe("the simulator catches broken protocols", () => {
       expect(r?.violation?.property).toBe(property)
     })
   }
-  // Rare enough (1 in ~1,000 seeds at N = 3) that the test replays a seed the sweep found, with and without.
+  // Rare enough (1 in a few hundred seeds at N = 3) that the test replays a seed a sweep found, with and without
+  // (a sweep of seeds 1-672 found 75, 236 and 672 since round messages name values by reference).
   it("a replica shell that takes part again in an attempt it self-quit violates uniform agreement (shell-async)", () => {
-    const broken = runShellSim("shell-async", 2338, { n: 3, ...reenterQuitAttempt })
+    const broken = runShellSim("shell-async", 75, { n: 3, ...reenterQuitAttempt })
     expect(broken.violation?.property).toBe("uniform agreement")
-    expect(runShellSim("shell-async", 2338, { n: 3 }).violation).toBeUndefined()
+    expect(runShellSim("shell-async", 75, { n: 3 }).violation).toBeUndefined()
   })
   for (const [what, options, scenario, property] of shellCases) {
     it(`a replica shell that ${what} violates ${property} (${scenario})`, () => {

@@ -13,6 +13,7 @@ import { type RejoinInput, type RejoinState, type RejoinStep, stepRejoin } from 
 import { stepTob, type TobInput, type TobState, type TobStep } from "../core/tob.js"
 import type { ProcessId, Value } from "../core/types.js"
 import { sortValues, valueKey } from "../core/value.js"
+import { type CompactRound, type Resolution, resolveRound } from "../core/value-refs.js"
 import type { OnTimerExpiry } from "../engine-timers.js"
 
 const decided = (s: InstanceState, round: number): InstanceStep => ({
@@ -78,6 +79,19 @@ export const skipFetchedDecisions = (s: TobState, input: TobInput): TobStep =>
     ? stepTob(s, { ...input, decisions: input.decisions.map((d) => ({ ...d, values: [] })) })
     : stepTob(s, input)
 
+/**
+ * Resolves a round message's references to the bodies it holds and drops the rest (core/value-refs.ts): a
+ * process that missed a proposer's round-1 message then merges its peers' round-2 messages without that
+ * value, breaking "V_j[r-1] ⊆ V_i[r]" (App. A, Observation A.3), and can lock and decide a smaller set.
+ */
+export const dropUnresolvedRefs = (msg: CompactRound, lookup: (key: string) => Value | undefined): Resolution => {
+  const resolved = resolveRound(msg, lookup)
+  if (resolved._tag === "Resolved") return resolved
+  const missing = new Set(resolved.refs.map(valueKey))
+  const known = msg.refs.filter((r) => !missing.has(valueKey(r)))
+  return resolveRound({ ...msg, refs: known }, lookup)
+}
+
 /** An engine loop without the stall grace: a round timer that fires late closes its round at once. */
 export const noStallGrace: OnTimerExpiry = () => "close"
 
@@ -114,6 +128,8 @@ export interface Mutant {
   readonly stepTob?: (s: TobState, input: TobInput) => TobStep
   /** The engine loop's timer policy (engine-timers.ts); only the shell-* scenarios run the loop. */
   readonly onTimerExpiry?: OnTimerExpiry
+  /** The engine loop's resolution of round messages' references (round-resolver.ts); shell-* scenarios only. */
+  readonly resolveRound?: typeof dropUnresolvedRefs
   /** The rejoin core (core/rejoin.ts); only the shell-* scenarios run it. */
   readonly stepRejoin?: (s: RejoinState, input: RejoinInput) => RejoinStep
 }
@@ -128,5 +144,6 @@ export const MUTANTS: ReadonlyMap<string, Mutant> = new Map<string, Mutant>([
   ["no-stall-grace", { onTimerExpiry: noStallGrace }],
   ["serve-on-join", { stepRejoin: serveOnJoin }],
   ["collapse-without-leader", { stepRejoin: collapseWithoutLeader }],
-  ["reenter-quit-attempt", reenterQuitAttempt]
+  ["reenter-quit-attempt", reenterQuitAttempt],
+  ["drop-unresolved-refs", { resolveRound: dropUnresolvedRefs }]
 ])

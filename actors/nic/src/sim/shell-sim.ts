@@ -44,7 +44,7 @@ import {
   type TobStep
 } from "../core/tob.js"
 import type { ProcessId, Value } from "../core/types.js"
-import { createEngineLoop, type EngineEvent, type EngineLoop } from "../engine-loop.js"
+import { createEngineLoop, type EngineEvent, type EngineLoop, type EngineLoopParts } from "../engine-loop.js"
 import type { OnTimerExpiry } from "../engine-timers.js"
 import type { Violation } from "./decision-checker.js"
 import { EventQueue } from "./event-queue.js"
@@ -71,6 +71,7 @@ export interface ShellRunOptions {
   /** Replacements for parts of the real code: deliberately broken variants (mutants.ts). */
   readonly stepTob?: (s: TobState, input: TobInput) => TobStep
   readonly onTimerExpiry?: OnTimerExpiry
+  readonly resolveRound?: EngineLoopParts["resolveRound"]
   readonly stepRejoin?: (s: RejoinState, input: RejoinInput) => RejoinStep
 }
 
@@ -531,7 +532,8 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
       },
       {
         ...(options.stepTob ? { stepTob: options.stepTob } : {}),
-        ...(options.onTimerExpiry ? { onTimerExpiry: options.onTimerExpiry } : {})
+        ...(options.onTimerExpiry ? { onTimerExpiry: options.onTimerExpiry } : {}),
+        ...(options.resolveRound ? { resolveRound: options.resolveRound } : {})
       }
     )
     host = {

@@ -117,6 +117,12 @@ export const replicaRole = defineRole({
       choices: ["allHeard", "timer"],
       default: "allHeard"
     }),
+    "round-values": Opt.choice({
+      description:
+        "how rounds after the first carry client values: by reference (their bodies travelled in round 1) or whole, as the paper's Alg. 2",
+      choices: ["refs", "full"],
+      default: "refs"
+    }),
     "log-bytes": Opt.integer({
       description: "payload bytes of decisions kept for peers' catch-up (a peer further behind gets a snapshot)",
       default: 4 * 1024 * 1024,
@@ -151,6 +157,7 @@ export const replicaRole = defineRole({
             }),
         engines: input.engines,
         roundClose: input["round-close"],
+        roundValues: input["round-values"],
         log: { maxBytes: input["log-bytes"] },
         ...(input["interaction-ms"] === undefined ? {} : { interactionMs: input["interaction-ms"] }),
         ...(input["instance-gap-ms"] === undefined ? {} : { instanceGapMs: input["instance-gap-ms"] })

@@ -86,6 +86,24 @@ export interface PopucRound {
   attempt: number;
   /** The attempt of the previous instance in which `decided` was decided. */
   decidedAttempt: number;
+  /**
+   * Values of the set named by identity only (rounds 2 and later): their bodies travelled in round 1. A
+   * receiver that lacks one asks the sender (PopucValuesRequest) and holds the message until it has them
+   * (actors/nic/src/core/value-refs.ts).
+   */
+  refs: PopucValueRef[];
+}
+
+/** Asks the sender of a round message for the bodies of values it named by identity. */
+export interface PopucValuesRequest {
+  instance: number;
+  refs: PopucValueRef[];
+}
+
+/** The bodies a PopucValuesRequest asked for (those the answering engine still holds). */
+export interface PopucValues {
+  instance: number;
+  values: PopucValue[];
 }
 
 /** Alg. 3 (sync-start). */
@@ -98,7 +116,12 @@ export interface PopucWire {
   from: string;
   /** Sender's wall clock in microseconds, for the interaction-latency metric (same-host engines share a clock). */
   sentAtUs: number;
-  msg?: { $case: "round"; value: PopucRound } | { $case: "syncStart"; value: PopucSyncStart } | undefined;
+  msg?:
+    | { $case: "round"; value: PopucRound }
+    | { $case: "syncStart"; value: PopucSyncStart }
+    | { $case: "valuesRequest"; value: PopucValuesRequest }
+    | { $case: "values"; value: PopucValues }
+    | undefined;
 }
 
 /** A decided instance, as handed to a rejoining replica. */
@@ -383,7 +406,7 @@ export const PopucValueRef: MessageFns<PopucValueRef, "reef.v1.PopucValueRef"> =
 };
 
 function createBasePopucRound(): PopucRound {
-  return { instance: 0, round: 0, values: [], locked: [], decided: [], attempt: 0, decidedAttempt: 0 };
+  return { instance: 0, round: 0, values: [], locked: [], decided: [], attempt: 0, decidedAttempt: 0, refs: [] };
 }
 
 export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
@@ -410,6 +433,9 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     }
     if (message.decidedAttempt !== 0) {
       writer.uint32(56).uint32(message.decidedAttempt);
+    }
+    for (const v of message.refs) {
+      PopucValueRef.encode(v!, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -483,6 +509,14 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
             message.decidedAttempt = reader.uint32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.refs.push(PopucValueRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -510,6 +544,7 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
         : isSet(object.decided_attempt)
         ? globalThis.Number(object.decided_attempt)
         : 0,
+      refs: globalThis.Array.isArray(object?.refs) ? object.refs.map((e: any) => PopucValueRef.fromJSON(e)) : [],
     };
   },
 
@@ -536,6 +571,9 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     if (message.decidedAttempt !== 0) {
       obj.decidedAttempt = Math.round(message.decidedAttempt);
     }
+    if (message.refs?.length) {
+      obj.refs = message.refs.map((e) => PopucValueRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -551,6 +589,181 @@ export const PopucRound: MessageFns<PopucRound, "reef.v1.PopucRound"> = {
     message.decided = object.decided?.map((e) => PopucValueRef.fromPartial(e)) || [];
     message.attempt = object.attempt ?? 0;
     message.decidedAttempt = object.decidedAttempt ?? 0;
+    message.refs = object.refs?.map((e) => PopucValueRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePopucValuesRequest(): PopucValuesRequest {
+  return { instance: 0, refs: [] };
+}
+
+export const PopucValuesRequest: MessageFns<PopucValuesRequest, "reef.v1.PopucValuesRequest"> = {
+  $type: "reef.v1.PopucValuesRequest" as const,
+
+  encode(message: PopucValuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instance !== 0) {
+      writer.uint32(8).uint64(message.instance);
+    }
+    for (const v of message.refs) {
+      PopucValueRef.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PopucValuesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePopucValuesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.instance = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.refs.push(PopucValueRef.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PopucValuesRequest {
+    return {
+      instance: isSet(object.instance) ? globalThis.Number(object.instance) : 0,
+      refs: globalThis.Array.isArray(object?.refs) ? object.refs.map((e: any) => PopucValueRef.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: PopucValuesRequest): unknown {
+    const obj: any = {};
+    if (message.instance !== 0) {
+      obj.instance = Math.round(message.instance);
+    }
+    if (message.refs?.length) {
+      obj.refs = message.refs.map((e) => PopucValueRef.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PopucValuesRequest>): PopucValuesRequest {
+    return PopucValuesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PopucValuesRequest>): PopucValuesRequest {
+    const message = createBasePopucValuesRequest();
+    message.instance = object.instance ?? 0;
+    message.refs = object.refs?.map((e) => PopucValueRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePopucValues(): PopucValues {
+  return { instance: 0, values: [] };
+}
+
+export const PopucValues: MessageFns<PopucValues, "reef.v1.PopucValues"> = {
+  $type: "reef.v1.PopucValues" as const,
+
+  encode(message: PopucValues, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instance !== 0) {
+      writer.uint32(8).uint64(message.instance);
+    }
+    for (const v of message.values) {
+      PopucValue.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PopucValues {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePopucValues();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.instance = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.values.push(PopucValue.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PopucValues {
+    return {
+      instance: isSet(object.instance) ? globalThis.Number(object.instance) : 0,
+      values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => PopucValue.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: PopucValues): unknown {
+    const obj: any = {};
+    if (message.instance !== 0) {
+      obj.instance = Math.round(message.instance);
+    }
+    if (message.values?.length) {
+      obj.values = message.values.map((e) => PopucValue.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PopucValues>): PopucValues {
+    return PopucValues.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PopucValues>): PopucValues {
+    const message = createBasePopucValues();
+    message.instance = object.instance ?? 0;
+    message.values = object.values?.map((e) => PopucValue.fromPartial(e)) || [];
     return message;
   },
 };
@@ -648,6 +861,12 @@ export const PopucWire: MessageFns<PopucWire, "reef.v1.PopucWire"> = {
       case "syncStart":
         PopucSyncStart.encode(message.msg.value, writer.uint32(42).fork()).join();
         break;
+      case "valuesRequest":
+        PopucValuesRequest.encode(message.msg.value, writer.uint32(50).fork()).join();
+        break;
+      case "values":
+        PopucValues.encode(message.msg.value, writer.uint32(58).fork()).join();
+        break;
     }
     return writer;
   },
@@ -705,6 +924,22 @@ export const PopucWire: MessageFns<PopucWire, "reef.v1.PopucWire"> = {
             message.msg = { $case: "syncStart", value: PopucSyncStart.decode(reader, reader.uint32()) };
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.msg = { $case: "valuesRequest", value: PopucValuesRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.msg = { $case: "values", value: PopucValues.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -732,6 +967,12 @@ export const PopucWire: MessageFns<PopucWire, "reef.v1.PopucWire"> = {
         ? { $case: "syncStart", value: PopucSyncStart.fromJSON(object.syncStart) }
         : isSet(object.sync_start)
         ? { $case: "syncStart", value: PopucSyncStart.fromJSON(object.sync_start) }
+        : isSet(object.valuesRequest)
+        ? { $case: "valuesRequest", value: PopucValuesRequest.fromJSON(object.valuesRequest) }
+        : isSet(object.values_request)
+        ? { $case: "valuesRequest", value: PopucValuesRequest.fromJSON(object.values_request) }
+        : isSet(object.values)
+        ? { $case: "values", value: PopucValues.fromJSON(object.values) }
         : undefined,
     };
   },
@@ -751,6 +992,10 @@ export const PopucWire: MessageFns<PopucWire, "reef.v1.PopucWire"> = {
       obj.round = PopucRound.toJSON(message.msg.value);
     } else if (message.msg?.$case === "syncStart") {
       obj.syncStart = PopucSyncStart.toJSON(message.msg.value);
+    } else if (message.msg?.$case === "valuesRequest") {
+      obj.valuesRequest = PopucValuesRequest.toJSON(message.msg.value);
+    } else if (message.msg?.$case === "values") {
+      obj.values = PopucValues.toJSON(message.msg.value);
     }
     return obj;
   },
@@ -773,6 +1018,18 @@ export const PopucWire: MessageFns<PopucWire, "reef.v1.PopucWire"> = {
       case "syncStart": {
         if (object.msg?.value !== undefined && object.msg?.value !== null) {
           message.msg = { $case: "syncStart", value: PopucSyncStart.fromPartial(object.msg.value) };
+        }
+        break;
+      }
+      case "valuesRequest": {
+        if (object.msg?.value !== undefined && object.msg?.value !== null) {
+          message.msg = { $case: "valuesRequest", value: PopucValuesRequest.fromPartial(object.msg.value) };
+        }
+        break;
+      }
+      case "values": {
+        if (object.msg?.value !== undefined && object.msg?.value !== null) {
+          message.msg = { $case: "values", value: PopucValues.fromPartial(object.msg.value) };
         }
         break;
       }
