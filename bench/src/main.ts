@@ -13,6 +13,7 @@ type Suite = () => Promise<{ run: (quick: boolean, flags: ReadonlyArray<string>)
 const suites: Record<string, Suite> = {
   kernel: () => import("./kernel.js"),
   popuc: () => import("./popuc.js"),
+  "popuc-cost": () => import("./popuc-cost.js"),
   soak: () => import("./soak.js"),
   ira: () => import("./ira.js"),
   airdb: () => import("./airdb.js"),

@@ -36,7 +36,14 @@ export const largestRssMb = (group: Pick<Group, "children">, field: "VmHWM" | "V
  * `restart(i)` starts replica i again with the same arguments (after a kill: a new incarnation), in the scope
  * it is run in; `onLine` sees each of its output lines as it comes.
  */
-export const startGroup = (natsUrl: string, n: number, group: string, extraArgs: ReadonlyArray<string> = []) =>
+export const startGroup = (
+  natsUrl: string,
+  n: number,
+  group: string,
+  extraArgs: ReadonlyArray<string> = [],
+  /** Extra node flags of replica i (e.g. --cpu-prof for one of them). */
+  nodeFlagsOf: (i: number) => ReadonlyArray<string> = () => []
+) =>
   Effect.gen(function* () {
     const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
     const ports = yield* Effect.forEach(ids, () => freePort)
@@ -64,6 +71,7 @@ export const startGroup = (natsUrl: string, n: number, group: string, extraArgs:
           ...extraArgs
         ],
         env: { OTEL_SDK_DISABLED: "true" },
+        nodeFlags: nodeFlagsOf(i),
         startTimeoutMs: 90_000,
         onLine: (line) => {
           onLine?.(line)

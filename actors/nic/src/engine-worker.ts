@@ -16,6 +16,7 @@ import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from
 import { createEngineLoop, type EngineCommand, type EngineConfig, type EngineEvent } from "./engine-loop.js"
 import { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
 import { warmUpEngine } from "./engine-warmup.js"
+import { ENGINE_THREAD_NAME, nameThisThread } from "./thread-name.js"
 
 export interface EngineWorkerData {
   readonly natsUrl: string
@@ -64,6 +65,8 @@ const data = workerData as EngineWorkerData
 const port = parentPort!
 const post = (m: WorkerToHost) => port.postMessage(m)
 const { group, self, members } = data.config
+
+nameThisThread(ENGINE_THREAD_NAME)
 
 // Before anything is timed (calibration probes included): see engine-warmup.ts.
 warmUpEngine({ closeOnAllHeard: data.closeOnAllHeard })

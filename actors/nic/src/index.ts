@@ -33,4 +33,5 @@ export { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } f
 export { newIncarnation } from "./incarnation.js"
 export { LatencyHistogram } from "./latency-histogram.js"
 export { nicActor } from "./nic-actor.js"
+export { ENGINE_THREAD_NAME } from "./thread-name.js"
 export { type DecodedWire, decodeWire, encodeWire, ownPayload, valueFromWire, valueToWire } from "./wire.js"

@@ -21,6 +21,8 @@ export interface ChildOptions {
   readonly name: string
   readonly args: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
+  /** Node flags before the entry point (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
+  readonly nodeFlags?: ReadonlyArray<string>
   readonly startTimeoutMs?: number
   readonly stopTimeoutMs?: number
   /** Called for each output line (default: printed with a `[name]` prefix). */
@@ -46,7 +48,7 @@ const stop = (child: ChildProcess, name: string, timeoutMs: number) =>
 export const startReefChild = (options: ChildOptions) =>
   Effect.acquireRelease(
     Effect.async<ChildProcess, ChildStartError>((resume) => {
-      const child = spawn(process.execPath, [...reefArgv(options.args)], {
+      const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...reefArgv(options.args)], {
         stdio: ["ignore", "pipe", "pipe"],
         env: { ...process.env, ...allocatorEnv(), REEF_EXIT_WITH_PARENT: "1", ...options.env }
       })
