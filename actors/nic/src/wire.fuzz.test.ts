@@ -1,11 +1,12 @@
 /**
- * The engine's decoder of round and sync-start messages (`decodeWire`) on hostile bytes: an `Invalid` with a
+ * The engine's decoder of round, sync-start and value-body messages (`decodeWire`) on hostile bytes: an `Invalid` with a
  * reason or a message the core can take, which encodes back to a message that decodes the same.
  */
 import { isDeepStrictEqual } from "node:util"
 import { fuzzDecoder, fuzzRuns } from "@reef/kernel/fuzz"
 import { expect, it } from "vitest"
 import { clientValue, heartbeatValue, type RoundMsg } from "./core/index.js"
+import { compactRound } from "./core/value-refs.js"
 import { type DecodedWire, decodeWire, encodeWire } from "./wire.js"
 
 const INCARNATION = "0000000000000001"
@@ -23,7 +24,11 @@ const seeds = [
   encodeWire("g", "r1", round, 42),
   encodeWire("g", "r2", { ...round, values: [], decided: [], round: 1 }, 1_700_000_000_000_000),
   encodeWire("g", "r3", { _tag: "StartRequest" }, 1),
-  encodeWire("g", "r1", { _tag: "Start" }, 0)
+  encodeWire("g", "r1", { _tag: "Start" }, 0),
+  // Rounds 2 and later name values by reference; a receiver missing one asks for it.
+  encodeWire("g", "r1", { ...compactRound(round), _tag: "Round" }, 42),
+  encodeWire("g", "r2", { _tag: "ValuesRequest", instance: 7, refs: round.decided }, 3),
+  encodeWire("g", "r1", { _tag: "Values", instance: 7, values: round.values }, 4)
 ]
 
 it("decodes a hostile engine message into Invalid or a message that survives re-encoding", () => {
