@@ -81,6 +81,22 @@ describe("the follower core", () => {
     expect(of(timedOut, "Prefetch")[0]!.plan.blocks[0]!.hintError).toBe("missing")
   })
 
+  it("behind the primary's head a block waits longer for its hint: it is in the stream, only not read yet", () => {
+    // A late backup: the primary is at 90. Its block stream ran ahead of its hint stream, and with hintWaitMs
+    // it replayed such blocks without hints and counted them as hint errors against an honest primary.
+    const f = follower({ catchUpHintWaitMs: 4000 })
+    f.feed({ _tag: "Start" }, { _tag: "PrimaryHead", head: 90 })
+    const behind = f.feed(...arrive(1, false))
+    expect(of(behind, "ArmTimer")).toEqual([{ _tag: "ArmTimer", timer: "hint", block: 1, afterMs: 4000 }])
+    // The hint comes, late: the block is prefetched with it.
+    const late = f.feed({ _tag: "HintArrived", block: 1, hint: hint(1) })
+    expect(of(late, "Prefetch")[0]!.plan.blocks[0]!.hintError).toBeUndefined()
+    // At the head, the short wait: the hint may never have been published.
+    const g = follower({ catchUpHintWaitMs: 4000 })
+    g.feed({ _tag: "Start" }, { _tag: "PrimaryHead", head: 1 })
+    expect(of(g.feed(...arrive(1, false)), "ArmTimer")[0]!.afterMs).toBe(50)
+  })
+
   it("a refused hint costs its block the prefetch; a second hint for a block is ignored", () => {
     const f = follower()
     f.feed({ _tag: "Start" })

@@ -42,8 +42,16 @@ export interface FollowerParams {
   readonly windowBlocks: number
   /** Blocks verified and not yet persisted before the executor waits for the store. */
   readonly maxUnpersisted: number
-  /** How long a block waits for its hint before it runs without one. */
+  /** How long a block at the primary's head waits for its hint before it runs without one. */
   readonly hintWaitMs: number
+  /**
+   * How long a block behind the primary's head waits for its hint. The primary publishes a block's hint before
+   * the next block, so behind the head the hint is in the stream, only not read yet: a late backup racing
+   * through stored blocks read its block stream ahead of its hint stream (the hints are larger and decoded on
+   * arrival) and, with hintWaitMs, replayed blocks without hints it had, counted as hint errors. Bounded so a
+   * hint stream that stopped delivering costs a wait, never liveness.
+   */
+  readonly catchUpHintWaitMs: number
   /** How long a missing block is awaited (while later ones, or the primary's head, show it exists) before re-reading the stream from it. */
   readonly gapWaitMs: number
   /** Use hints (false: the baseline path, every block on demand). */
@@ -61,6 +69,7 @@ export const defaultFollowerParams = (overrides: Partial<FollowerParams> = {}): 
     windowBlocks: 4 * batchBlocks,
     maxUnpersisted: 128,
     hintWaitMs: 250,
+    catchUpHintWaitMs: 5000,
     gapWaitMs: 1000,
     useHints: true,
     persist: true,
@@ -347,8 +356,10 @@ const onBlock = (s: FollowerState, block: StreamBlock, out: Array<FollowerOutput
   const seen = { ...s, primaryHead: Math.max(s.primaryHead, n) }
   if (n < s.nextBatch || s.blocks.has(n)) return count(seen, "duplicates")
   if (n >= s.credit) return count(seen, "outOfWindow")
-  if (s.params.useHints && !s.hints.has(n))
-    out.push({ _tag: "ArmTimer", timer: "hint", block: n, afterMs: s.params.hintWaitMs })
+  if (s.params.useHints && !s.hints.has(n)) {
+    const afterMs = n < s.primaryHead ? s.params.catchUpHintWaitMs : s.params.hintWaitMs
+    out.push({ _tag: "ArmTimer", timer: "hint", block: n, afterMs })
+  }
   return { ...seen, blocks: withMap(s.blocks, (m) => m.set(n, block)) }
 }
 

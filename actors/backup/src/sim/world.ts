@@ -213,6 +213,7 @@ export const drawParams = (rng: Prng): FollowerParams => {
     windowBlocks: batchBlocks * pick(rng, [1, 2, 4]),
     maxUnpersisted: pick(rng, [1, 2, 8, 128]),
     hintWaitMs: 50,
+    catchUpHintWaitMs: 300,
     gapWaitMs: 150,
     useHints: true,
     persist: true
