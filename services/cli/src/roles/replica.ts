@@ -81,12 +81,14 @@ export const replicaRole = defineRole({
     "Replicates a linearizable KV store with POPUC consensus: writes and reads are ordered through consensus " +
     "instances decided by the NIC engine, a worker thread with its own NATS connection. Start every member of " +
     "the group with the same --group and --members; a group starts once its members answer (a majority after " +
-    "10 s). A restarted replica rejoins the running group by itself.",
+    "10 s). A restarted replica rejoins the running group by itself. Without --members, a replica whose group " +
+    "is already running adopts its members if it is one of them, and is refused (naming them) if not.",
   options: {
     group: Opt.token({ description: "POPUC group name (one KV store)", default: "kv" }),
     members: Opt.tokens({
       description: "member ids of the group, this replica included; an odd number (N = 2t + 1)",
-      defaultText: "this replica alone"
+      defaultText:
+        "the members of the running group of that name (refused if it runs without this id), else this replica alone"
     }),
     "kv-port": Opt.port({ description: "gRPC port of reef.v1.KV (0: a free one)", default: 0 }),
     "resp-port": Opt.port({
@@ -139,7 +141,12 @@ export const replicaRole = defineRole({
       const [{ runReplica }, { nicActor, roundPeriodMs }, { spawn }] = yield* Effect.promise(() =>
         Promise.all([import("@reef/replica"), import("@reef/nic"), import("@reef/kernel")])
       )
-      const members = input.members ?? [context.id]
+      const members =
+        input.members ??
+        (yield* Effect.flatMap(
+          Effect.promise(() => import("./replica-group.js")),
+          ({ membersToStartWith }) => membersToStartWith(input.group, context.id, context.cluster)
+        ))
       const handle = yield* runReplica({
         id: context.id,
         group: input.group,
