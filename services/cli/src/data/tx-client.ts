@@ -13,6 +13,8 @@ import * as Effect from "effect/Effect"
 import { ClusterStateError, NotFoundError, UsageError } from "../cli/errors.js"
 import { UnreachableError } from "./client.js"
 import type { ClientContext } from "./command.js"
+import { failedToConnect } from "./gateway.js"
+import { inNamespace, OBJECT_NAMESPACES, objectView } from "./object-view.js"
 
 /** The coordinator refused the transaction at admission (it never reached a block). */
 export class TxRejectedError extends Data.TaggedError("TxRejectedError")<{
@@ -29,12 +31,32 @@ export class TxRejectedError extends Data.TaggedError("TxRejectedError")<{
 export const reasonName = (reason: RejectReason): string =>
   (RejectReason[reason] ?? String(reason)).replace(/^REJECT_REASON_/, "")
 
-const explain = (context: ClientContext, address: string) => (e: ExecutionCallError) =>
-  e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED
-    ? new UnreachableError({
+/** An object is between two owners (a lease transfer, or a recovery handing a dead worker's objects on). */
+export class ObjectMovingError extends Data.TaggedError("ObjectMovingError")<{ readonly message: string }> {}
+
+/**
+ * A coordinator call's failure in one line. Only a call that never reached the coordinator blames the
+ * connection; an UNAVAILABLE the coordinator sent is its answer (an object on the move: retry; recovering).
+ */
+export const explainExecutionError =
+  (context: Pick<ClientContext, "gatewaySource">, address: string) => (e: ExecutionCallError) => {
+    if (failedToConnect(e)) {
+      return new UnreachableError({
         message: `cannot reach the coordinator at ${address} (${e.details.split("\n")[0]}): is it running? (${context.gatewaySource === "flag" ? "check --gateway" : "reef status lists it"})`
       })
-    : e
+    }
+    const moving = /^(\S+) is being transferred to (\S+?);/.exec(e.details)
+    if (moving !== null) {
+      return new ObjectMovingError({
+        message: `${moving[1]} is moving to ${moving[2]} (a lease transfer or a recovery): retry in a moment`
+      })
+    }
+    if (e.code === status.UNAVAILABLE) {
+      return new UnreachableError({ message: `the coordinator at ${address} cannot answer now: ${e.details}; retry` })
+    }
+    if (e.code === status.NOT_FOUND) return new NotFoundError({ message: e.details })
+    return e
+  }
 
 /** A client of the chosen coordinator: --execution, else the one presence names. */
 export const executionClient = (
@@ -60,7 +82,7 @@ export const executionClient = (
       address = chosen.address
     }
     const client = yield* makeExecutionClient({ address, timeoutMs: context.timeoutMs })
-    return { client, explain: explain(context, address) }
+    return { client, explain: explainExecutionError(context, address) }
   })
 
 type Located = Effect.Effect.Success<ReturnType<typeof executionClient>>
@@ -137,7 +159,19 @@ export const receiptOf = ({ client, explain }: Located, txId: string) =>
     Effect.map((r) => ({ txId, receipt: r.receipt }))
   )
 
+/** An object's latest value, decoded by its contract; "not found" for a key that names no object. */
 export const objectOf = ({ client, explain }: Located, key: string) =>
-  client.getObject(key).pipe(Effect.mapError(explain))
+  client.getObject(key).pipe(
+    Effect.mapError(explain),
+    Effect.filterOrFail(
+      // Every key of a namespace exists from the start (the paper's (k, 0)); other keys exist once written.
+      (r) => inNamespace(key) || r.version > 0,
+      () =>
+        new NotFoundError({
+          message: `object ${key} not found: no contract's namespace holds it (${OBJECT_NAMESPACES.join(", ")}) and nothing wrote it`
+        })
+    ),
+    Effect.map((r) => ({ ...r, view: objectView(key, r.value) }))
+  )
 
 export const stateOf = ({ client, explain }: Located) => client.state.pipe(Effect.mapError(explain))

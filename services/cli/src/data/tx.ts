@@ -4,11 +4,12 @@
  * transaction with an Ed25519 key derived from --key-seed and waits for its receipt; a transaction the
  * coordinator refuses is a one-line failure that names the reason.
  */
-import type { ExecutionState, GetObjectResponse, Receipt } from "@reef/proto"
+import type { ExecutionState, Receipt } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import { Arg, bad, group, Opt, ok } from "../cli/spec.js"
 import { formatTable } from "../table.js"
 import { dataCommand } from "./command.js"
+import type { ObjectView } from "./object-view.js"
 
 const target = {
   execution: Opt.address({
@@ -35,6 +36,16 @@ const keys = (description: string) =>
 const TX_STATUS: Record<number, string> = { 1: "EXECUTED", 2: "INVALID_SIGNATURE", 3: "ABORTED" }
 
 const receiptJson = (r: Receipt) => ({ ...r, status: TX_STATUS[r.status] ?? String(r.status) })
+
+/** `balance 999995, transfers 1`; a YCSB record's fields shortened (`-o json` has them whole). */
+export const fieldsText = (view: ObjectView): string =>
+  Object.entries(view.fields)
+    .map(([name, value]) =>
+      Array.isArray(value)
+        ? `${name} ${value.map((v) => `${v.slice(0, 8)}…`).join(" ")}`
+        : `${name} ${typeof value === "number" ? value.toLocaleString("en-US", { useGrouping: false }) : value}`
+    )
+    .join(", ")
 
 const when = (ms: number) => (ms > 0 ? `${Math.round(ms)} ms` : "-")
 
@@ -112,7 +123,7 @@ const receipt = dataCommand({
   command: "tx receipt",
   summary: "print the receipt of a transaction (or that it is still pending)",
   options: target,
-  args: { id: Arg.text({ description: "the transaction's id" }) },
+  args: { id: Arg.key({ description: "the transaction's id" }) },
   examples: ["reef tx receipt cli-m3x9-1a2b", "reef tx receipt t17 -o json"],
   run: (input, context) =>
     Effect.gen(function* () {
@@ -132,16 +143,27 @@ const get = dataCommand({
   command: "tx get",
   summary: "print an object's latest executed value, version and owner",
   options: target,
-  args: { key: Arg.text({ description: "the object's key (e.g. ycsb/1, tok/alice)" }) },
+  args: { key: Arg.key({ description: "the object's key (e.g. ycsb/1, tok/alice)" }) },
   examples: ["reef tx get ycsb/1", "reef tx get tok/alice -o json"],
   run: (input, context) =>
     Effect.gen(function* () {
       const { executionClient, objectOf } = yield* Effect.promise(() => import("./tx-client.js"))
       return yield* objectOf(yield* executionClient(context, input), input.key)
     }),
-  text: (r: GetObjectResponse) =>
-    `${r.key} version ${r.version} (assigned ${r.assignedVersion}) at ${r.owner}: ${Buffer.from(r.value).toString("hex")}`,
-  json: (r: GetObjectResponse) => ({ ...r, value: Buffer.from(r.value).toString("hex") })
+  text: (r) => {
+    const initial = r.version === 0 ? ", its initial value: never written" : ""
+    const pending = r.assignedVersion > r.version ? `; version ${r.assignedVersion} is committed, executing` : ""
+    return `${r.key} (${r.view.kind}): ${fieldsText(r.view)} (version ${r.version} at ${r.owner === "#coordinator" ? "the coordinator" : r.owner}${initial}${pending})`
+  },
+  json: (r) => ({
+    key: r.key,
+    version: r.version,
+    assignedVersion: r.assignedVersion,
+    owner: r.owner,
+    kind: r.view.kind,
+    ...r.view.fields,
+    value: Buffer.from(r.value).toString("hex")
+  })
 })
 
 const state = dataCommand({
