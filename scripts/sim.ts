@@ -135,7 +135,16 @@ const main = (): number => {
   return violations === 0 ? 0 : 1
 }
 
+/** `pnpm sim --help`, `pnpm sim popuc --help`: the usage on stdout, exit 0 (each other core answers its own). */
+const wantsHelp = (args: ReadonlyArray<string>) =>
+  args.length === 0 ||
+  ((args[0] === "popuc" || args[0]?.startsWith("-")) && args.some((a) => a === "--help" || a === "-h"))
+
 try {
+  if (wantsHelp(argv.slice(2))) {
+    console.log(usage)
+    exit(0)
+  }
   exit(
     argv[2] === "remora"
       ? runRemoraSim(argv.slice(3))

@@ -125,14 +125,26 @@ export const removeClusterFile = (path: string, pid: number = process.pid): void
 /** Where `reef up` started from `cwd` writes its cluster file by default. */
 export const defaultClusterFilePath = (cwd: string = process.cwd()): string => join(resolve(cwd), CLUSTER_FILE_NAME)
 
-/** One line saying why no running cluster was found, and what to do. */
-export const noClusterMessage = (lookup: Exclude<ClusterFileLookup, { _tag: "Found" }>): string => {
+/** Where the cluster file was named, if it was: `--cluster-file` or `$REEF_CLUSTER_FILE` (else it is searched). */
+export const clusterFileNamed = (
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): string | undefined =>
+  explicit !== undefined
+    ? "--cluster-file"
+    : env.REEF_CLUSTER_FILE !== undefined && env.REEF_CLUSTER_FILE !== ""
+      ? "$REEF_CLUSTER_FILE"
+      : undefined
+
+/** One line saying why no running cluster was found (the file, and who named it), and what to do. */
+export const noClusterMessage = (lookup: Exclude<ClusterFileLookup, { _tag: "Found" }>, namedBy?: string): string => {
+  const via = namedBy === undefined ? "" : ` (from ${namedBy})`
   switch (lookup._tag) {
     case "Missing":
-      return `no running cluster: ${lookup.searched} not found (start one with 'reef up')`
+      return `no running cluster: ${lookup.searched}${via} not found (start one with 'reef up')`
     case "Stale":
-      return `no running cluster: ${lookup.path} is left from reef up (pid ${lookup.file.pid}), which has exited (start one with 'reef up')`
+      return `no running cluster: ${lookup.path}${via} is left from reef up (pid ${lookup.file.pid}), which has exited (start one with 'reef up')`
     case "Invalid":
-      return `cannot read ${lookup.path}: ${lookup.reason}`
+      return `cannot read ${lookup.path}${via}: ${lookup.reason}`
   }
 }

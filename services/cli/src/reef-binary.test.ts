@@ -4,7 +4,8 @@
  * command line and 1 otherwise, and never a stack trace.
  */
 import { spawn } from "node:child_process"
-import { reefArgv } from "@reef/devkit"
+import { join } from "node:path"
+import { reefArgv, repoRoot } from "@reef/devkit"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { commandPaths } from "./cli/spec.js"
@@ -109,7 +110,13 @@ describe("reef (the binary)", () => {
       ["tx", "submit", "ycsb"],
       ["tx", "submit", "nosuch"],
       ["tx", "submit", "raw", "--contract", "x", "--args-hex", "abc"],
-      ["tx", "receipt"]
+      ["tx", "receipt"],
+      // An empty key or id is a mistake in the command line, refused before anything is asked.
+      ["kv", "put", "", "1"],
+      ["kv", "get", ""],
+      ["airdb", "get", ""],
+      ["tx", "get", ""],
+      ["tx", "receipt", ""]
     ]
     const runs = await mapLimit(mistakes, 4, (args) => reef(args))
     for (const [i, ran] of runs.entries()) expectOneLineError(ran, 2, `reef ${mistakes[i]!.join(" ")}`)
@@ -128,9 +135,30 @@ describe("reef (the binary)", () => {
     expectOneLineError(status, 1, "status without a gateway")
     expect(status.stderr).toContain(`cannot reach the gateway at 127.0.0.1:${port}`)
     expectOneLineError(kv, 1, "kv get without a cluster")
-    expect(kv.stderr).toContain("no running cluster found here")
+    // The file $REEF_CLUSTER_FILE names, not the default .reef/cluster.json.
+    expect(kv.stderr).toBe(
+      "reef: no running cluster: /nonexistent/cluster.json (from $REEF_CLUSTER_FILE) not found (start one with 'reef up')\n"
+    )
     expectOneLineError(tx, 1, "tx state without a coordinator")
     expect(tx.stderr).toContain(`cannot reach the coordinator at 127.0.0.1:${port}`)
+  }, 60_000)
+
+  it("pnpm sim popuc --help prints the simulator's usage and exits 0", async () => {
+    const ran = await new Promise<Ran>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@reef/source", "--import", "tsx", join(repoRoot, "scripts", "sim.ts"), "popuc", "--help"],
+        { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] }
+      )
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk) => (stdout += chunk))
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      child.once("exit", (code) => resolve({ code, stdout, stderr }))
+    })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toMatch(/^usage: pnpm sim popuc/)
+    expect(ran.stdout).toContain("--seeds N")
   }, 60_000)
 
   it("prints the full cause only with --verbose", async () => {

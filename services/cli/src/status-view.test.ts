@@ -1,10 +1,11 @@
 import { ActorStatus, type Member, MemberState } from "@reef/proto"
 import { describe, expect, it } from "vitest"
 import { makeStyle } from "./cli/terminal.js"
-import { prometheusTargets } from "./prometheus-targets.js"
+import { prometheusTargets, targetsPathFor } from "./prometheus-targets.js"
+import { backupColumns } from "./roles/backup.js"
 import { roles } from "./roles/index.js"
 import { replicaLag } from "./roles/replica.js"
-import { ago, statusJson, statusText } from "./status-view.js"
+import { ago, jsonValue, statusJson, statusText } from "./status-view.js"
 
 const member = (
   role: string,
@@ -83,13 +84,40 @@ describe("the status table", () => {
       "replica/r1 joined",
       "replica/r2 joined"
     ])
-    expect(json.members[3]).toMatchObject({ lastSeenAgoMs: 200, columns: { applied: "990", lag: "10" } })
+    // Numbers as numbers (heartbeats carry text), `-` as null, other text as it is.
+    expect(json.members[3]).toMatchObject({
+      lastSeenAgoMs: 200,
+      roleStatus: { applied: 990, group: "kv" },
+      columns: { group: "kv", applied: 990, "rounds/s": null, lag: 10 }
+    })
+    expect([jsonValue("12"), jsonValue("0.5"), jsonValue("-3"), jsonValue("0/4"), jsonValue("3 (rejoining)")]).toEqual([
+      12,
+      0.5,
+      -3,
+      "0/4",
+      "3 (rejoining)"
+    ])
+  })
+
+  it("shows a backup that left as left, not as following at lag 0", () => {
+    const beat = (id: string, state: MemberState) =>
+      member("backup", id, state, 19_000, { chain: "ira", head: "40", lag: "0", "blocks/s": "2.0", state: "following" })
+    const live = beat("b1", joined)
+    const stopped = beat("b2", MemberState.MEMBER_STATE_LEFT)
+    const cells = backupColumns.cells([live, stopped], nowMs)
+    expect(cells.get(live)).toEqual(["ira", "40", "0", "2.0", "following"])
+    expect(cells.get(stopped)).toEqual(["ira", "40", "-", "-", "left"])
   })
 
   it("writes one Prometheus target per process that announces /metrics", () => {
     expect(prometheusTargets(members, "local")).toEqual([
       { targets: ["127.0.0.1:9466"], labels: { cluster: "local", role: "counter", id: "c10" } }
     ])
+    // Next to the cluster file, never the cluster file itself (`--cluster-file my-cluster.json` overwrote it).
+    expect(targetsPathFor("/p/.reef/cluster.json")).toBe("/p/.reef/prometheus-targets.json")
+    expect(targetsPathFor("/p/my-cluster.json")).toBe("/p/my-cluster.prometheus-targets.json")
+    expect(targetsPathFor("/p/my.json")).toBe("/p/my.prometheus-targets.json")
+    expect(targetsPathFor("/p/cluster")).toBe("/p/cluster.prometheus-targets.json")
     expect(ago(250)).toBe("0.3s ago")
     expect(ago(90_000)).toBe("90s ago")
   })

@@ -110,12 +110,22 @@ export const statusText = (report: StatusReport, style: Style): string => {
   return [...coloured, ...sections].join("\n")
 }
 
+/**
+ * A role-status value or column cell as JSON: heartbeats carry text, but `"12"` is the number 12 to a script,
+ * and `-` (nothing to show) is null; anything else (`kv`, `0/4`, `3 (rejoining)`) stays text.
+ */
+export const jsonValue = (text: string): string | number | null =>
+  text === "-" ? null : /^-?\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text)) ? Number(text) : text
+
+const jsonValues = (entries: Iterable<readonly [string, string]>) =>
+  Object.fromEntries([...entries].map(([k, v]) => [k, jsonValue(v)]))
+
 /** The JSON form: every member with its heartbeat's numbers, endpoints, role status and role columns. */
 export const statusJson = (report: StatusReport) => {
-  const columns = new Map<Member, Record<string, string>>()
+  const columns = new Map<Member, Record<string, string | number | null>>()
   for (const { role, cells } of roleSections(report)) {
     for (const [member, row] of cells) {
-      columns.set(member, Object.fromEntries(role.status!.headers.map((h, i) => [h, row[i] ?? ""])))
+      columns.set(member, jsonValues(role.status!.headers.map((h, i) => [h, row[i] ?? ""] as const)))
     }
   }
   return {
@@ -136,7 +146,7 @@ export const statusJson = (report: StatusReport) => {
         lastSeenMs: m.lastSeenMs,
         lastSeenAgoMs: Math.max(0, report.nowMs - m.lastSeenMs),
         endpoints: h?.endpoints ?? {},
-        roleStatus: h?.roleStatus ?? {},
+        roleStatus: jsonValues(Object.entries(h?.roleStatus ?? {})),
         ...(columns.has(m) ? { columns: columns.get(m) } : {})
       }
     })

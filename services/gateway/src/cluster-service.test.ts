@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import {
   MAX_PING_PAYLOAD_BYTES,
   MAX_PING_RELAY_HOPS,
+  missingActor,
   selectMembers,
   validatePing,
   validateRole,
@@ -96,5 +97,26 @@ describe("validatePing", () => {
   it("accepts a payload of exactly the limit", () => {
     const payload = "x".repeat(MAX_PING_PAYLOAD_BYTES)
     expect(Effect.runSync(validatePing({ target, relay: [], payload }, "test")).payload).toBe(payload)
+  })
+})
+
+describe("a Ping to an actor that is not there", () => {
+  const ping = (target: string, relay: ReadonlyArray<string> = []) => {
+    const address = (s: string) => ({ cluster: "test", role: s.split("/")[0]!, id: s.split("/")[1]! })
+    return { target: address(target), relay: relay.map(address), payload: "" }
+  }
+  const members = [member("counter", "c2", JOINED), member("counter", "c1", JOINED), member("counter", "c3", LEFT)]
+
+  it("names the actor and the ones of its role that are there", () => {
+    expect(missingActor(ping("counter/c9"), members)).toBe(
+      "no actor counter/c9 in cluster test (there are counter/c1, c2)"
+    )
+    expect(missingActor(ping("counter/c1", ["counter/c3"]), members)).toBe(
+      "no actor counter/c3 in cluster test (there are counter/c1, c2)"
+    )
+    expect(missingActor(ping("replica/r1"), members)).toBe(
+      "no actor replica/r1 in cluster test (no replica at all; roles: counter)"
+    )
+    expect(missingActor(ping("counter/c2", ["counter/c1"]), members)).toBeUndefined()
   })
 })

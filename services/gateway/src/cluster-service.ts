@@ -4,11 +4,23 @@
  * INVALID_ARGUMENT and a message instead of reaching the bus. Statuses come from @reef/grpc's one mapping.
  */
 import { type CallInfo, type GrpcService, grpcService, InvalidRequestError } from "@reef/grpc"
-import { addressProblem, formatAddress, isValidToken, KernelConfig, Membership, Messenger, PingRpc } from "@reef/kernel"
+import {
+  addressProblem,
+  errorCodeOf,
+  formatAddress,
+  HandlerError,
+  isJoined,
+  isValidToken,
+  KernelConfig,
+  Membership,
+  Messenger,
+  PingRpc
+} from "@reef/kernel"
 import { ATTR_REEF_PING_RELAY_HOPS, ATTR_REEF_PING_TARGET } from "@reef/observability/tracing"
 import {
   type ActorAddress,
   ClusterService,
+  ErrorCode,
   type Member,
   MemberState,
   type MembershipEvent,
@@ -103,6 +115,34 @@ export const validatePing = (request: PingRequest, cluster: string): Effect.Effe
     return { target, relay, payload: request.payload }
   })
 
+/**
+ * Why a Ping cannot be delivered, when an actor it names is not a joined member: `no actor counter/c9 (there
+ * are counter/c1, c2)`. Without this a Ping to a typo came back as "no responders", which reads like the
+ * gateway itself being unreachable.
+ */
+export const missingActor = (ping: ValidPing, members: ReadonlyArray<Member>): string | undefined => {
+  const joined = members.filter(isJoined)
+  for (const address of [ping.target, ...ping.relay]) {
+    const present = joined.some(
+      (m) => m.address?.role === address.role && m.address.id === address.id && m.address.cluster === address.cluster
+    )
+    if (present) continue
+    const sameRole = joined
+      .filter((m) => m.address?.role === address.role)
+      .map((m) => m.address?.id ?? "")
+      .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
+    const name = `${address.role}/${address.id}`
+    const known =
+      sameRole.length > 0
+        ? `there are ${address.role}/${sameRole.join(", ")}`
+        : `no ${address.role} at all; roles: ${[...new Set(joined.map((m) => m.address?.role ?? ""))].sort().join(", ") || "none"}`
+    return `no actor ${name} in cluster ${address.cluster} (${known})`
+  }
+  return undefined
+}
+
+const UNANSWERED = new Set([ErrorCode.ERROR_CODE_UNAVAILABLE, ErrorCode.ERROR_CODE_TIMEOUT])
+
 /** The ask timeout of one Ping: the configured bound, shortened to the client's deadline. */
 const pingTimeoutMs = (boundMs: number, call: CallInfo, nowMs: number) =>
   Math.max(1, Math.min(boundMs, call.deadlineMs - nowMs))
@@ -116,6 +156,14 @@ export const makeClusterService = (
     const messenger = yield* Messenger
     const config = yield* KernelConfig
     const pingBoundMs = options.pingTimeoutMs ?? config.askTimeoutMs
+    /** A Ping that went unanswered: NOT_FOUND naming what is there when an actor it names is not a member. */
+    const explainMissing = <E>(ping: ValidPing, error: E): Effect.Effect<never, E | HandlerError> =>
+      Effect.flatMap(membership.members, (members): Effect.Effect<never, E | HandlerError> => {
+        const missing = missingActor(ping, members)
+        return missing === undefined
+          ? Effect.fail(error)
+          : Effect.fail(new HandlerError({ code: ErrorCode.ERROR_CODE_NOT_FOUND, message: missing }))
+      })
 
     return grpcService(ClusterService, {
       listActors: (request) =>
@@ -137,7 +185,14 @@ export const makeClusterService = (
             [ATTR_REEF_PING_TARGET]: formatAddress(ping.target),
             [ATTR_REEF_PING_RELAY_HOPS]: ping.relay.length
           })
-          return yield* messenger.ask(ping.target, PingRpc, ping, { timeoutMs })
+          // Only a failed ask looks at the view (a member that has just started may not be in it yet).
+          return yield* messenger.ask(ping.target, PingRpc, ping, { timeoutMs }).pipe(
+            // Unanswered here or at a relay hop (which comes back as the hop's RemoteError).
+            Effect.catchIf(
+              (error) => UNANSWERED.has(errorCodeOf(error)),
+              (error) => explainMissing(ping, error)
+            )
+          )
         })
     })
   })

@@ -185,15 +185,16 @@ describe("reef.v1.Cluster/Ping", () => {
     )
   )
 
-  it.live("an actor nobody serves is UNAVAILABLE, also when it is a relay hop", () =>
+  it.live("an actor that is not a member is NOT_FOUND, named with those that are, also as a relay hop", () =>
     withCluster(({ address }) =>
       Effect.gen(function* () {
         const direct = yield* callError(ping(address, { target: { ...c1, id: "ghost" } }))
-        expect(direct.code).toBe(status.UNAVAILABLE)
-        expect(direct.reefCode).toBe("ERROR_CODE_UNAVAILABLE")
+        expect(direct.code).toBe(status.NOT_FOUND)
+        expect(direct.reefCode).toBe("ERROR_CODE_NOT_FOUND")
+        expect(direct.details).toMatch(/^no actor counter\/ghost in cluster \S+ \(there are counter\//)
 
         const relayed = yield* callError(ping(address, { target: c1, relay: [{ ...c2, id: "ghost" }] }))
-        expect(relayed.code).toBe(status.UNAVAILABLE)
+        expect(relayed.code).toBe(status.NOT_FOUND)
         expect(relayed.details).toContain("ghost")
       })
     )

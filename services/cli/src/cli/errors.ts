@@ -31,3 +31,9 @@ export class SubprocessFailedError extends Data.TaggedError("SubprocessFailedErr
     return `${this.command} exited with ${this.exitCode ?? "an error"}`
   }
 }
+
+/**
+ * The command ran, but what it asked for did not happen (a `kv cas` that did not swap, an AirDB transaction
+ * whose condition was false): exit code 1, like etcdctl's txn, so scripts can test it.
+ */
+export class NotDoneError extends Data.TaggedError("NotDoneError")<{ readonly message: string }> {}

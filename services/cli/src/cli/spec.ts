@@ -202,6 +202,13 @@ export const Arg = {
     optional: false,
     parse: ok
   }),
+  /** A key or an id: text that must not be empty (an empty key is a command-line mistake, exit code 2). */
+  key: (meta: ArgMeta): ArgSpec<string> => ({
+    _tag: "Arg",
+    description: meta.description,
+    optional: false,
+    parse: (raw) => (raw === "" ? bad("must not be empty") : ok(raw))
+  }),
   optionalText: (meta: ArgMeta): ArgSpec<string | undefined> => ({
     _tag: "Arg",
     description: meta.description,

@@ -87,7 +87,7 @@ const get = dataCommand({
   command: "airdb get",
   summary: "print the value of a key (a linearizable read)",
   options: target,
-  args: { key: Arg.text({ description: "the key" }) },
+  args: { key: Arg.key({ description: "the key" }) },
   examples: ["reef airdb get a"],
   run: (input, context) =>
     Effect.gen(function* () {
@@ -105,7 +105,7 @@ const put = dataCommand({
   command: "airdb put",
   summary: "set a key to a value (answered once committed)",
   options: target,
-  args: { key: Arg.text({ description: "the key" }), value: Arg.text({ description: "the value (UTF-8 text)" }) },
+  args: { key: Arg.key({ description: "the key" }), value: Arg.text({ description: "the value (UTF-8 text)" }) },
   examples: ["reef airdb put a 1"],
   run: (input, context) =>
     Effect.gen(function* () {
@@ -121,7 +121,7 @@ const del = dataCommand({
   command: "airdb del",
   summary: "delete a key",
   options: target,
-  args: { key: Arg.text({ description: "the key" }) },
+  args: { key: Arg.key({ description: "the key" }) },
   run: (input, context) =>
     Effect.gen(function* () {
       const c = yield* airdbClient(context, input)
@@ -213,7 +213,8 @@ const txn = dataCommand({
       r.committed
         ? `committed (commit ${r.commitTs === 0 ? "read-only" : r.commitTs})`
         : `not committed: condition ${r.failedCompare + 1} did not hold`
-    ].join("\n")
+    ].join("\n"),
+  notDone: (r) => (r.committed ? undefined : `not committed: condition ${r.failedCompare + 1} did not hold`)
 })
 
 export const airdbCommands = group({

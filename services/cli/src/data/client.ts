@@ -5,10 +5,10 @@
 import { ObservabilityLive } from "@reef/observability/live"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import type { CliFailure } from "../cli/errors.js"
+import { type CliFailure, NotDoneError } from "../cli/errors.js"
 import type { Args, Options } from "../cli/spec.js"
 import type { Style } from "../cli/terminal.js"
-import { noClusterMessage, readClusterFile } from "../cluster-file.js"
+import { clusterFileNamed, noClusterMessage, readClusterFile } from "../cluster-file.js"
 import { adoptClusterSecurity } from "../cluster-security.js"
 import { DEFAULT_GATEWAY } from "../commands/common.js"
 import type { ClientContext, ClientInput, DataCommandSpec } from "./command.js"
@@ -38,12 +38,10 @@ export const runClientCommand = <O extends Options, A extends Args, R>(
   Effect.gen(function* () {
     const format = input.json ? "json" : input.output
     const lookup = readClusterFile(input["cluster-file"])
-    if (input["cluster-file"] !== undefined && lookup._tag !== "Found") {
-      return yield* new UnreachableError({ message: noClusterMessage(lookup) })
-    }
     const file = lookup._tag === "Found" ? lookup.file : undefined
     // TLS and the token of a secured cluster, for every gRPC client this command makes (cluster-security.ts).
     adoptClusterSecurity("client", undefined, file)
+    const named = clusterFileNamed(input["cluster-file"])
     const gatewaySource = input.gateway !== undefined ? "flag" : file !== undefined ? "cluster file" : "default"
     const gateway = input.gateway ?? file?.gateway ?? DEFAULT_GATEWAY
     const textOf = (item: R) => spec.text(item, style)
@@ -52,6 +50,11 @@ export const runClientCommand = <O extends Options, A extends Args, R>(
       gateway,
       gatewaySource,
       clusterFile: file,
+      ...(lookup._tag === "Found" ? {} : { noCluster: noClusterMessage(lookup, named) }),
+      // A cluster file named on purpose that runs nothing is not silently replaced by the default gateway.
+      ...(lookup._tag !== "Found" && named !== undefined && input.gateway === undefined
+        ? { clusterProblem: noClusterMessage(lookup, named) }
+        : {}),
       timeoutMs: input.timeout,
       format,
       style,
@@ -66,7 +69,15 @@ export const runClientCommand = <O extends Options, A extends Args, R>(
       .run(input, context)
       .pipe(Effect.withSpan(`reef ${spec.command}`, { kind: "client", attributes: { "reef.command": spec.command } }))
     if (result !== undefined) {
-      const printed = format === "json" ? JSON.stringify(jsonOf(result as R), jsonReplacer, 2) : textOf(result as R)
+      const notDone = spec.notDone?.(result as R)
+      // In text, the failure line says it all; JSON is for scripts, which get the whole answer too.
+      const printed =
+        format === "json"
+          ? JSON.stringify(jsonOf(result as R), jsonReplacer, 2)
+          : notDone === undefined
+            ? textOf(result as R)
+            : ""
       if (printed !== "") yield* Effect.sync(() => process.stdout.write(`${printed}\n`))
+      if (notDone !== undefined) return yield* new NotDoneError({ message: notDone })
     }
   }).pipe(Effect.scoped, Effect.provide(ObservabilityLive({ role: "cli", id: `cli-${process.pid}` })))

@@ -30,6 +30,13 @@ export interface ClientContext {
   /** Where the gateway address came from, for error messages. */
   readonly gatewaySource: "flag" | "cluster file" | "default"
   readonly clusterFile: ClusterFile | undefined
+  /** Why no running cluster was found (naming the file looked for), when none was. */
+  readonly noCluster?: string
+  /**
+   * Set when a cluster file was named (--cluster-file, $REEF_CLUSTER_FILE) but runs no cluster and no --gateway
+   * was given: a command that needs the gateway fails with this line rather than trying the default address.
+   */
+  readonly clusterProblem?: string
   readonly timeoutMs: number
   readonly format: "text" | "json"
   readonly style: Style
@@ -49,6 +56,11 @@ export interface DataCommandSpec<O extends Options, A extends Args, R>
   readonly run: (input: ClientInput<O, A>, context: ClientContext) => Effect.Effect<R | void, CliFailure, Scope.Scope>
   readonly text: (result: R, style: Style) => string
   readonly json?: (result: R) => unknown
+  /**
+   * Why the result means that what was asked did not happen (`not swapped: the value is "1"`), if it does: the
+   * command then exits 1 with that line (JSON output is still printed first).
+   */
+  readonly notDone?: (result: R) => string | undefined
 }
 
 export const dataCommand = <const O extends Options, const A extends Args, R>(

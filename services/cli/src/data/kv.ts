@@ -71,7 +71,7 @@ const get = dataCommand({
   command: "kv get",
   summary: "print the value of a key (a linearizable read)",
   options: target,
-  args: { key: Arg.text({ description: "the key" }) },
+  args: { key: Arg.key({ description: "the key" }) },
   examples: ["reef kv get a", "reef kv get a -o json"],
   run: (input, context) =>
     onKey(context, input, (client) => client.get(input.key)).pipe(
@@ -95,7 +95,7 @@ const put = dataCommand({
   command: "kv put",
   summary: "set a key to a value (answered once the write is applied)",
   options: target,
-  args: { key: Arg.text({ description: "the key" }), value: Arg.text({ description: "the value (UTF-8 text)" }) },
+  args: { key: Arg.key({ description: "the key" }), value: Arg.text({ description: "the value (UTF-8 text)" }) },
   examples: ["reef kv put a 1"],
   run: (input, context) => onKey(context, input, (client) => client.set(input.key, Buffer.from(input.value, "utf8"))),
   text: (r) => `OK (version ${r.version}, instance ${r.instance})`
@@ -106,7 +106,7 @@ const del = dataCommand({
   command: "kv del",
   summary: "delete a key",
   options: target,
-  args: { key: Arg.text({ description: "the key" }) },
+  args: { key: Arg.key({ description: "the key" }) },
   run: (input, context) => onKey(context, input, (client) => client.delete(input.key)),
   text: (r) => (r.existed ? `deleted (instance ${r.instance})` : `"${r.key}" did not exist (instance ${r.instance})`)
 })
@@ -120,7 +120,7 @@ const cas = dataCommand({
     expect: Opt.text({ description: "the value the key must have now", defaultText: "none; give it or --absent" }),
     absent: Opt.flag({ description: "the key must not exist now" })
   },
-  args: { key: Arg.text({ description: "the key" }), value: Arg.text({ description: "the new value (UTF-8 text)" }) },
+  args: { key: Arg.key({ description: "the key" }), value: Arg.text({ description: "the new value (UTF-8 text)" }) },
   examples: ["reef kv cas a 2 --expect 1", "reef kv cas lock me --absent"],
   validate: (input) =>
     (input.expect === undefined) === !input.absent ? "give exactly one of --expect VALUE and --absent" : undefined,
@@ -132,10 +132,11 @@ const cas = dataCommand({
         Buffer.from(input.value, "utf8")
       )
     ),
-  text: (r) =>
+  text: (r) => `swapped (instance ${r.instance})`,
+  notDone: (r) =>
     r.swapped
-      ? `swapped (instance ${r.instance})`
-      : `not swapped: ${r.currentFound ? `the value is "${text(r.current)}"` : "the key does not exist"}`,
+      ? undefined
+      : `kv cas ${r.key}: not swapped: ${r.currentFound ? `its value is "${text(r.current)}"` : "the key does not exist"} (instance ${r.instance})`,
   json: (r) => ({
     key: r.key,
     swapped: r.swapped,
