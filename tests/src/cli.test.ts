@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { freeListenPort, reefArgv, repoRoot } from "@reef/devkit"
+import { freeListenPort, portFree, reefArgv, repoRoot } from "@reef/devkit"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@reef/observability"
 import {
   dashboardQueries,
@@ -70,7 +70,8 @@ const reef = (
 }
 
 /**
- * NATS, its monitoring, the gateway, the KV range, the /metrics range and Remora's port of a `reef up`: below the
+ * NATS, its monitoring, the gateway, the KV range, the /metrics range, Remora's, the backup's and AirDB's ports of
+ * a `reef up`: below the
  * ephemeral range (a client socket of the starting cluster could take an ephemeral one before its server binds).
  */
 const ports = () =>
@@ -82,7 +83,9 @@ const ports = () =>
       freeListenPort("127.0.0.1", 8),
       freeListenPort("127.0.0.1", 16),
       freeListenPort(),
-      freeListenPort("127.0.0.1", 8)
+      freeListenPort("127.0.0.1", 8),
+      freeListenPort(),
+      freeListenPort()
     ])
   )
 
@@ -105,7 +108,8 @@ describe("reef from a clean clone", () => {
       OTEL_BSP_SCHEDULE_DELAY: "100",
       OTEL_METRIC_EXPORT_INTERVAL: "1000"
     }
-    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort, respPort] = await ports()
+    const [natsPort, monitorPort, grpcPort, kvPort, metricsPort, executionPort, respPort, backupPort, airdbPort] =
+      await ports()
     nats = natsPort
     gateway = grpcPort
     up = reef(
@@ -114,9 +118,10 @@ describe("reef from a clean clone", () => {
         ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
         ...["--grpc-port", String(grpcPort), "--kv-port", String(kvPort), "--metrics-port", String(metricsPort)],
         ...["--execution-port", String(executionPort), "--resp-port", String(respPort)],
+        ...["--backup-port", String(backupPort), "--airdb-port", String(airdbPort)],
         ...["--cluster", "clitest"],
-        // An Ira primary and backup too: the dashboard's backup panels read their metrics.
-        ...["--with", "chain,backup"]
+        // An Ira primary and backup, and an AirDB client too: the dashboard's panels read their metrics.
+        ...["--with", "chain,backup,airdb"]
       ],
       { cwd: dir, env: tracing }
     )
@@ -144,8 +149,11 @@ describe("reef from a clean clone", () => {
     expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/Remora \(gRPC\)\s+x1=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/KV \(Redis\)\s+r1=127\.0\.0\.1:\d+/)
+    // Every gRPC endpoint is in the banner: the Ira backup's and AirDB's too.
+    expect(banner).toMatch(/Ira backup \(gRPC\)\s+b1=127\.0\.0\.1:\d+/)
+    expect(banner).toMatch(/AirDB \(gRPC\)\s+a1=127\.0\.0\.1:\d+/)
     for (const actor of [
-      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3"],
+      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3", "airdb/a1", "backup/b1"],
       ...["coordinator/x1", "worker/w1", "worker/w2", "worker/w3"]
     ]) {
       expect(banner).toMatch(new RegExp(`ready ${actor} in [\\d.]+s`))
@@ -170,8 +178,9 @@ describe("reef from a clean clone", () => {
       status: "running",
       endpoints: { kv: expect.stringMatching(/^127\.0\.0\.1:\d+$/), resp: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }
     })
-    expect(Number(r1.roleStatus.applied)).toBeGreaterThan(0)
-    expect(r1.columns).toMatchObject({ group: "kv", lag: expect.any(String) })
+    // Numbers are JSON numbers for scripts, not the text heartbeats carry.
+    expect(r1.roleStatus.applied).toBeGreaterThan(0)
+    expect(r1.columns).toMatchObject({ group: "kv", applied: expect.any(Number), lag: expect.any(Number) })
 
     const counter = reef(["run", "counter", "--id", "c9"], { cwd: dir })
     await counter.waitForLine((l) => l.startsWith("reef ready: counter c9"))
@@ -206,6 +215,58 @@ describe("reef from a clean clone", () => {
     const state = JSON.parse(await inCluster(["tx", "state", "-o", "json"]))
     expect(state).toMatchObject({ workers: ["w1", "w2", "w3"], rejected: 1 })
     expect(state.completed).toBeGreaterThanOrEqual(2)
+  }, 60_000)
+
+  it("reef tx get decodes an object by its contract and says when there is none", async () => {
+    await inCluster(["tx", "submit", "token", "--from", "tok/cli-a", "--to", "tok/cli-b", "--amount", "5"])
+    expect(await inCluster(["tx", "get", "tok/cli-a"])).toMatch(
+      /^tok\/cli-a \(token account\): balance 999995, transfers 1 \(version 1 at w\d\)$/
+    )
+    const json = JSON.parse(await inCluster(["tx", "get", "tok/cli-b", "-o", "json"]))
+    expect(json).toMatchObject({
+      key: "tok/cli-b",
+      kind: "token account",
+      balance: 1_000_005,
+      transfers: 1,
+      version: 1
+    })
+    const missing = await reef(["tx", "get", "nosuch/obj"], { cwd: dir }).result()
+    expect(missing.code).toBe(1)
+    expect(missing.output).toBe(
+      "reef: object nosuch/obj not found: no contract's namespace holds it (tok/, ycsb/, tpcc/) and nothing wrote it"
+    )
+  }, 60_000)
+
+  it("errors blame the right thing: an unknown actor, a cas that did not swap", async () => {
+    const ping = await reef(["ping", "counter/c9"], { cwd: dir }).result()
+    expect(ping.code).toBe(1)
+    expect(ping.output).toBe("reef: no actor counter/c9 in cluster clitest (there are counter/c1, c2)")
+    await inCluster(["kv", "put", "casme", "1"])
+    const cas = await reef(["kv", "cas", "casme", "3", "--expect", "2"], { cwd: dir }).result()
+    expect(cas.code).toBe(1)
+    expect(cas.output).toMatch(/^reef: kv cas casme: not swapped: its value is "1" \(instance \d+\)$/)
+    expect(await inCluster(["kv", "cas", "casme", "3", "--expect", "1"])).toMatch(/^swapped \(instance \d+\)$/)
+  }, 60_000)
+
+  it("a replica started with default flags does not form a second group under the running group's name", async () => {
+    const stray = await reef(["run", "replica", "--id", "r0"], { cwd: dir }).result()
+    expect(stray.code, stray.output).toBe(1)
+    expect(stray.output).toMatch(
+      /^reef: group kv is already running in cluster clitest with members r1,r2,r3, and r0 is not one of them: /
+    )
+    expect(stray.output.split("\n")).toHaveLength(1)
+    const status = JSON.parse(await inCluster(["status", "--role", "replica", "-o", "json"]))
+    expect(status.members.map((m: { id: string }) => m.id)).toEqual(["r1", "r2", "r3"])
+  }, 60_000)
+
+  it("reef watch and reef status --watch both exit 0 on Ctrl-C", async () => {
+    for (const args of [["watch"], ["status", "--watch"]]) {
+      const watching = reef(args, { cwd: dir })
+      await watching.waitForLine((l) => /joined|replica/.test(l))
+      watching.child.kill("SIGINT")
+      expect(await watching.exited, `reef ${args.join(" ")}: ${watching.lines.join("\n")}`).toBe(0)
+      expect(watching.child.signalCode).toBeNull()
+    }
   }, 60_000)
 
   it("reef kv put is one trace from the CLI through the replica to its consensus instance", async () => {
@@ -355,12 +416,12 @@ describe("reef from a clean clone", () => {
   it("Ctrl-C says what it stops, stops every process and removes the cluster file", async () => {
     const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
     const pids = (file.actors as Array<{ pid: number }>).map((a) => a.pid).filter((pid) => pid > 0)
-    expect(new Set(pids).size).toBe(12)
+    expect(new Set(pids).size).toBe(13)
     up.child.kill("SIGINT")
     expect(await up.exited).toBe(0)
     const output = up.lines.join("\n")
     expect(output).toMatch(
-      /Stopping 12 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, coordinator x1, worker w1 w2 w3\) and nats-server/
+      /Stopping 13 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, airdb a1, coordinator x1, worker w1 w2 w3\) and nats-server/
     )
     expect(output).toContain("Stopped.")
     for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${output}`).toThrow()
@@ -410,4 +471,81 @@ describe("reef", () => {
     expect(await replica.exited).not.toBeNull()
     expect(replica.child.signalCode).toBeNull()
   }, 60_000)
+})
+
+describe("reef up as a supervisor", () => {
+  afterEach(() => {
+    for (const child of running.splice(0)) killGroup(child)
+  })
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  /** Polls `condition` every 100 ms until it holds; fails with `what` after `seconds`. */
+  const until = async (what: string, condition: () => boolean | Promise<boolean>, seconds = 30) => {
+    const deadline = Date.now() + seconds * 1000
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  it("keeps its own cluster file, reports a child's death, survives a closed stdout, and its children die with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reef-cli-supervisor-"))
+    const [natsPort, monitorPort, grpcPort, , metricsPort] = await ports()
+    // A cluster file not named cluster.json: Prometheus's targets go next to it, never over it.
+    const clusterFile = join(dir, "my-cluster.json")
+    const up = reef(
+      [
+        "up",
+        ...["--replicas", "0", "--workers", "0", "--counters", "2", "--cluster", "clisup"],
+        ...["--nats-port", String(natsPort), "--nats-monitor-port", String(monitorPort)],
+        ...["--grpc-port", String(grpcPort), "--metrics-port", String(metricsPort)],
+        ...["--cluster-file", clusterFile]
+      ],
+      { cwd: dir }
+    )
+    try {
+      await up.waitForLine((l) => l.startsWith("Ctrl-C stops the cluster"))
+      expect(up.lines.join("\n")).toContain(`Prometheus targets  ${join(dir, "my-cluster.prometheus-targets.json")}`)
+      const status = await reef(["status", "--cluster-file", clusterFile, "--json"], { cwd: dir }).result()
+      expect(status.code, status.output).toBe(0)
+      expect(JSON.parse(status.output).members.length).toBe(3)
+      const targets = JSON.parse(readFileSync(join(dir, "my-cluster.prometheus-targets.json"), "utf8"))
+      expect(targets.length).toBe(3)
+      const pidOf = (id: string) =>
+        (JSON.parse(readFileSync(clusterFile, "utf8")).actors as Array<{ id: string; pid: number }>).find(
+          (a) => a.id === id
+        )!.pid
+
+      // A child killed behind reef up's back is reported with how it ended and how to start it again.
+      const c2 = pidOf("c2")
+      process.kill(c2, "SIGKILL")
+      await up.waitForLine((l) => l.startsWith(`counter/c2 (pid ${c2}) exited: killed by SIGKILL`))
+      expect(up.lines.join("\n")).toContain("to start it again: reef run counter --id c2")
+
+      // `reef up | head -3`: the reader goes away; reef up goes on without its output.
+      const gateway = pidOf("gw1")
+      const c1 = pidOf("c1")
+      up.child.stdout!.destroy()
+      process.kill(c1, "SIGKILL")
+      await until("reef up rewrote its cluster file without c1", () =>
+        (JSON.parse(readFileSync(clusterFile, "utf8")).actors as Array<{ id: string }>).every((a) => a.id !== "c1")
+      )
+      expect(up.child.exitCode, up.lines.join("\n")).toBeNull()
+
+      // kill -9 of reef up: its children (the gateway, nats-server) go with it, freeing their ports.
+      process.kill(up.child.pid!, "SIGKILL")
+      await until("the gateway exits with its parent", () => !alive(gateway))
+      await until("nats-server exits with its parent", () => Effect.runPromise(portFree(natsPort)).then((free) => free))
+    } finally {
+      killGroup(up.child)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 180_000)
 })

@@ -34,6 +34,11 @@ export interface NatsServerOptions {
     readonly caFile: string
     readonly verify?: boolean
   }
+  /**
+   * The server dies with this process however it ends, SIGKILL included (Linux's parent-death signal, set by
+   * util-linux's `setpriv --pdeathsig` when installed): a killed `reef up` leaves no server holding its port.
+   */
+  readonly exitWithParent?: boolean
 }
 
 /** nats-server's `tls` block for `tls`. */
@@ -49,6 +54,14 @@ export const natsTlsConfig = (tls: NonNullable<NatsServerOptions["tls"]>): strin
     "}",
     ""
   ].join("\n")
+
+const SETPRIV = "/usr/bin/setpriv"
+
+/** The command that runs `binary args`, under `setpriv --pdeathsig SIGTERM` when asked and available. */
+const command = (binary: string, args: ReadonlyArray<string>, exitWithParent: boolean) =>
+  exitWithParent && process.platform === "linux" && existsSync(SETPRIV)
+    ? { file: SETPRIV, args: ["--pdeathsig", "SIGTERM", "--", binary, ...args] }
+    : { file: binary, args: [...args] }
 
 export interface NatsServer {
   readonly url: string
@@ -85,9 +98,11 @@ export const freePort = Effect.async<number, NatsServerError>((resume) => {
   })
 })
 
-const launch = (binary: string, args: ReadonlyArray<string>, timeoutMs: number) =>
+const launch = (binary: string, args: ReadonlyArray<string>, timeoutMs: number, exitWithParent: boolean) =>
   Effect.async<ChildProcess, NatsServerError>((resume) => {
-    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] })
+    const run = command(binary, args, exitWithParent)
+    // setpriv execs the server: the child's pid is the server's.
+    const child = spawn(run.file, run.args, { stdio: ["ignore", "ignore", "pipe"] })
     let output = ""
     let settled = false
     const settle = (effect: Effect.Effect<ChildProcess, NatsServerError>) => {
@@ -154,7 +169,9 @@ export const startNatsServer = (options: NatsServerOptions = {}) =>
     ]
     const timeoutMs = options.startTimeoutMs ?? 10_000
     const current = yield* Ref.make<ChildProcess | undefined>(undefined)
-    const start = Effect.flatMap(launch(binary, args, timeoutMs), (child) => Ref.set(current, child))
+    const start = Effect.flatMap(launch(binary, args, timeoutMs, options.exitWithParent === true), (child) =>
+      Ref.set(current, child)
+    )
     const kill = Effect.flatMap(Ref.getAndSet(current, undefined), (child) =>
       child === undefined ? Effect.void : stopChild(child, "SIGKILL")
     )

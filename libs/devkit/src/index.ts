@@ -16,11 +16,15 @@ export {
 } from "./nats-credentials.js"
 export { findRedisServerBinary, REDIS_INSTALL_HINT, startRedisServer } from "./redis-server.js"
 export {
+  type ChildExit,
   type ChildOptions,
   ChildStartError,
+  exitText,
+  PARENT_FD,
   READY_PREFIX,
   startReefChild,
-  stopTogetherOnClose
+  stopTogetherOnClose,
+  watchParent
 } from "./reef-child.js"
 export {
   allocatorEnv,

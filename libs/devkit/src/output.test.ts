@@ -1,10 +1,11 @@
+import { EventEmitter } from "node:events"
 import { describe, expect, it } from "vitest"
-import { makeOutput, progressText } from "./output.js"
+import { makeOutput, progressText, surviveClosedOutput } from "./output.js"
 
 /** A stream that records what is written to it. */
 const stream = (isTTY: boolean) => {
   const writes: Array<string> = []
-  const s = { isTTY, columns: 40, write: (text: string) => writes.push(text) > 0 }
+  const s = Object.assign(new EventEmitter(), { isTTY, columns: 40, write: (text: string) => writes.push(text) > 0 })
   return { writes, stream: s as unknown as NodeJS.WriteStream }
 }
 
@@ -25,6 +26,24 @@ describe("makeOutput", () => {
     out.line("a line")
     expect(out.live).toBe(false)
     expect(writes).toEqual(["a line\n"])
+  })
+})
+
+describe("surviveClosedOutput", () => {
+  it("a reader that went away (EPIPE) stops the output, once, instead of crashing the process", () => {
+    const { writes, stream: s } = stream(false)
+    let closedCalls = 0
+    const closed = surviveClosedOutput(s, () => closedCalls++)
+    const out = makeOutput(s, {})
+    out.line("before")
+    const epipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE" })
+    s.emit("error", epipe)
+    s.emit("error", epipe)
+    out.line("after")
+    expect(writes).toEqual(["before\n"])
+    expect([closed(), closedCalls]).toEqual([true, 1])
+    // Any other error is not swallowed.
+    expect(() => s.emit("error", Object.assign(new Error("boom"), { code: "EIO" }))).toThrow("boom")
   })
 })
 

@@ -48,6 +48,9 @@ export const makeStyle = (enabled: boolean): Style =>
         good: String
       }
 
+/** One watch per stream, however many Outputs write to it. */
+const watched = new WeakMap<NodeJS.WritableStream, { closed: boolean; listeners: Array<() => void> }>()
+
 export interface Output {
   readonly style: Style
   /** Whether a status line is drawn (stdout is a terminal). */
@@ -58,20 +61,48 @@ export interface Output {
   readonly status: (text: string) => void
 }
 
+/**
+ * Makes a closed reader of `stream` harmless: once a write fails with EPIPE (`reef up | head -3` after head has
+ * exited), every `onClosed` given runs once and later writes through `makeOutput` are dropped, where Node would
+ * throw the error from the stream's "error" event and end the process without stopping what it started.
+ * Returns whether the stream is closed by now. Any number of calls share one watch per stream.
+ */
+export const surviveClosedOutput = (stream: NodeJS.WritableStream, onClosed?: () => void): (() => boolean) => {
+  let watch = watched.get(stream)
+  if (watch === undefined) {
+    const state = { closed: false, listeners: [] as Array<() => void> }
+    watch = state
+    watched.set(stream, state)
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error
+      if (state.closed) return
+      state.closed = true
+      for (const listener of state.listeners) listener()
+    })
+  }
+  if (onClosed !== undefined) watch.listeners.push(onClosed)
+  const state = watch
+  return () => state.closed
+}
+
 export const makeOutput = (
   stream: NodeJS.WriteStream = process.stdout,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Output => {
+  const closed = surviveClosedOutput(stream)
+  const write = (text: string) => {
+    if (!closed()) stream.write(text)
+  }
   const live = stream.isTTY === true && env.TERM !== "dumb"
   const style = makeStyle(colourEnabled(stream.isTTY, env))
   let current = ""
   const clear = () => {
-    if (live && current !== "") stream.write("\r\x1b[2K")
+    if (live && current !== "") write("\r\x1b[2K")
   }
   const draw = () => {
     if (live && current !== "") {
       const width = stream.columns > 10 ? stream.columns - 1 : 79
-      stream.write(current.length > width ? `${current.slice(0, width - 1)}…` : current)
+      write(current.length > width ? `${current.slice(0, width - 1)}…` : current)
     }
   }
   return {
@@ -79,7 +110,7 @@ export const makeOutput = (
     live,
     line: (text) => {
       clear()
-      stream.write(`${text}\n`)
+      write(`${text}\n`)
       draw()
     },
     status: (text) => {

@@ -1,8 +1,13 @@
 /**
  * A `reef run` child of `reef up`: its output is prefixed with its name, it counts as started when it prints
  * its "reef ready:" line, and closing the scope stops it with SIGTERM (then SIGKILL after a grace period).
+ *
+ * It dies with its parent however the parent ends (even SIGKILL): it inherits the read end of a pipe as fd
+ * `PARENT_FD` (announced in `REEF_PARENT_FD`) whose write end only the parent holds, and stops itself when that
+ * pipe reaches end of file (`watchParent`, what PR_SET_PDEATHSIG does on Linux, without native code).
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { Socket } from "node:net"
 import { createInterface } from "node:readline"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -27,12 +32,59 @@ export interface ChildOptions {
   readonly stopTimeoutMs?: number
   /** Called for each output line (default: printed with a `[name]` prefix). */
   readonly onLine?: (line: string) => void
+  /** Called when the child exits after it was ready, unless this scope was stopping it. */
+  readonly onExit?: (exit: ChildExit) => void
+}
+
+/** How a child ended: its exit code, or the signal that killed it. */
+export interface ChildExit {
+  readonly pid: number
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+/** `exit code 1`, `killed by SIGKILL`. */
+export const exitText = (exit: { readonly code: number | null; readonly signal: string | null }): string =>
+  exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code}`
+
+/** The fd of the parent-death pipe in a child. */
+export const PARENT_FD = 3
+
+/**
+ * In a child started by `startReefChild`: calls `onParentGone` once the parent process is gone (the pipe on
+ * `REEF_PARENT_FD` ends). Does nothing when not started so. Never keeps the process alive.
+ */
+export const watchParent = (onParentGone: () => void, env = process.env): boolean => {
+  const fd = Number(env.REEF_PARENT_FD)
+  if (!Number.isInteger(fd) || fd < 3) return false
+  let pipe: Socket
+  try {
+    pipe = new Socket({ fd, readable: true, writable: false })
+  } catch {
+    return false
+  }
+  let gone = false
+  const once = () => {
+    if (gone) return
+    gone = true
+    onParentGone()
+  }
+  pipe.on("end", once)
+  pipe.on("close", once)
+  pipe.on("error", once)
+  pipe.resume()
+  pipe.unref()
+  return true
 }
 
 export const READY_PREFIX = "reef ready:"
 
+/** Children this process is stopping: their exit is expected, not reported. */
+const stopping = new WeakSet<ChildProcess>()
+
 const stop = (child: ChildProcess, name: string, timeoutMs: number) =>
   Effect.async<void>((resume) => {
+    stopping.add(child)
     if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
     const timer = setTimeout(() => {
       console.error(`[${name}] still running ${timeoutMs} ms after SIGTERM: killing it`)
@@ -49,9 +101,17 @@ export const startReefChild = (options: ChildOptions) =>
   Effect.acquireRelease(
     Effect.async<ChildProcess, ChildStartError>((resume) => {
       const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...reefArgv(options.args)], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, ...allocatorEnv(), REEF_EXIT_WITH_PARENT: "1", ...options.env }
+        // fd 3: the parent-death pipe (watchParent); this process never writes to it.
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          ...allocatorEnv(),
+          REEF_EXIT_WITH_PARENT: "1",
+          REEF_PARENT_FD: String(PARENT_FD),
+          ...options.env
+        }
       })
+      ;(child.stdio[PARENT_FD] as Socket | null)?.unref()
       const print = options.onLine ?? ((line: string) => console.log(`[${options.name}] ${line}`))
       let ready = false
       const timer = setTimeout(() => {
@@ -68,7 +128,10 @@ export const startReefChild = (options: ChildOptions) =>
       })
       createInterface({ input: child.stderr! }).on("line", print)
       child.once("exit", (code, signal) => {
-        if (ready) return
+        if (ready) {
+          if (!stopping.has(child)) options.onExit?.({ pid: child.pid ?? 0, code, signal })
+          return
+        }
         clearTimeout(timer)
         resume(Effect.fail(new ChildStartError({ name: options.name, reason: `exited (${code ?? signal})` })))
       })
@@ -83,6 +146,9 @@ export const startReefChild = (options: ChildOptions) =>
 export const stopTogetherOnClose = (children: ReadonlyArray<ChildProcess>) =>
   Effect.addFinalizer(() =>
     Effect.sync(() => {
-      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+      for (const child of children) {
+        stopping.add(child)
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+      }
     })
   )

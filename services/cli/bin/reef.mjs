@@ -6,6 +6,12 @@ import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
+// Ctrl-C while the program loads exits 0, as it does once it runs (src/cli/early-signals.ts, same key).
+const earlySignals = Symbol.for("reef.earlySignalHandler")
+globalThis[earlySignals] ??= () => process.exit(0)
+process.on("SIGINT", globalThis[earlySignals])
+process.on("SIGTERM", globalThis[earlySignals])
+
 /** @reef/devkit's compiled reef-command module (no Effect, nothing else of devkit), or undefined before a build. */
 const devkit = await import("@reef/devkit/reef-command").catch((error) => {
   if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
@@ -18,6 +24,9 @@ if (devkit !== undefined && devkit.reefBuild() !== "source") {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
   const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
   const argv = ["--max-semi-space-size=2", "--conditions=@reef/source", "--import", tsx, main, ...process.argv.slice(2)]
+  // Here the child decides how a signal ends it.
+  process.off("SIGINT", globalThis[earlySignals])
+  process.off("SIGTERM", globalThis[earlySignals])
   const child = spawn(process.execPath, argv, { stdio: "inherit" })
   // Ctrl-C reaches the child from the terminal (its process group): a second SIGINT would cut its shutdown short.
   const forward = (signal) => (signal === "SIGINT" ? undefined : child.kill(signal))

@@ -4,9 +4,23 @@
  * and leave. observability/prometheus.yml reads it; Prometheus notices changes by itself.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs"
-import { dirname } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { isJoined } from "@reef/kernel"
 import type { Member } from "@reef/proto"
+
+/**
+ * Where `reef up` keeps the targets for the cluster file `clusterFile`: next to it, `prometheus-targets.json` for
+ * the default `cluster.json`, else `<name>.prometheus-targets.json` (`my.json` -> `my.prometheus-targets.json`),
+ * never the cluster file itself.
+ */
+export const targetsPathFor = (clusterFile: string): string => {
+  const name = basename(clusterFile)
+  const stem = name.endsWith(".json") ? name.slice(0, -".json".length) : name
+  return join(
+    dirname(clusterFile),
+    name === "cluster.json" ? "prometheus-targets.json" : `${stem}.prometheus-targets.json`
+  )
+}
 
 export interface TargetGroup {
   readonly targets: ReadonlyArray<string>

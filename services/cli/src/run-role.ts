@@ -4,7 +4,7 @@
  * announces where it is reached, prints one `reef ready:` line and runs until SIGTERM/SIGINT, when the scope
  * closes: subscriptions drain, mailboxes empty, a leaving heartbeat goes out, the last spans are exported.
  */
-import { READY_PREFIX } from "@reef/devkit"
+import { READY_PREFIX, watchParent } from "@reef/devkit"
 import { BusError, natsKernelLayer, PresenceDetails } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import { serveMetrics } from "@reef/observability/metrics"
@@ -12,7 +12,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ClusterStateError } from "./cli/errors.js"
-import { readClusterFile } from "./cluster-file.js"
+import { clusterFileNamed, noClusterMessage, readClusterFile } from "./cluster-file.js"
 import { adoptClusterSecurity } from "./cluster-security.js"
 import { DEFAULT_CLUSTER, DEFAULT_NATS_URL } from "./commands/common.js"
 import { actorIdOf, type RunInput } from "./commands/run.js"
@@ -36,16 +36,25 @@ const reasonOf = (error: BusError): string => {
   return String(cause?.code ?? cause?.message ?? "no answer")
 }
 
+/** How long a child whose parent died may take to stop cleanly before it exits anyway. */
+const ORPHAN_STOP_MS = 15_000
+
 /**
  * A child of `reef up` (or of a test) stops when its parent is gone, even after a SIGKILL that gave the parent
- * no chance to stop it: Linux re-parents an orphan, so a changed ppid means the parent died.
+ * no chance to stop it: at once through the parent-death pipe (`watchParent`, @reef/devkit), else by noticing
+ * a changed ppid (Linux re-parents an orphan). It stops as on SIGTERM (drain, leave), within ORPHAN_STOP_MS.
  */
 const exitWithParent = () => {
+  const stop = () => {
+    setTimeout(() => process.exit(1), ORPHAN_STOP_MS).unref()
+    process.kill(process.pid, "SIGTERM")
+  }
+  if (watchParent(stop)) return
   const parent = process.ppid
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
       clearInterval(timer)
-      process.kill(process.pid, "SIGTERM")
+      stop()
     }
   }, 1_000)
   timer.unref()
@@ -57,12 +66,10 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
     const id = actorIdOf(role.role, input)
     const lookup = readClusterFile(input["cluster-file"])
     const file = lookup._tag === "Found" ? lookup.file : undefined
-    if (input["cluster-file"] !== undefined && file === undefined) {
-      return Effect.fail(
-        new ClusterStateError({
-          message: `--cluster-file ${input["cluster-file"]}: no running cluster there (${lookup._tag.toLowerCase()})`
-        })
-      )
+    const named = clusterFileNamed(input["cluster-file"])
+    // A cluster file named on purpose that runs nothing is an error, not a reason to try the default NATS URL.
+    if (lookup._tag !== "Found" && named !== undefined && input.nats === undefined) {
+      return Effect.fail(new ClusterStateError({ message: noClusterMessage(lookup, named) }))
     }
     const natsUrl = input.nats ?? file?.nats.url ?? DEFAULT_NATS_URL
     // Every NATS connection and gRPC server of this process (engine threads included) reads it from the environment.

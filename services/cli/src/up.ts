@@ -6,7 +6,7 @@
  * (--workload) or stays up until Ctrl-C, saying what it stops.
  */
 import { rmSync } from "node:fs"
-import { CLIENT_IDENTITY, READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
+import { CLIENT_IDENTITY, exitText, READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
 import { makeOutput, type Output, progressText } from "@reef/devkit/output"
 import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
@@ -29,7 +29,7 @@ import { type ClusterSecurity, makeClusterSecurity } from "./cluster-security.js
 import { enabledRoles, type UpInput } from "./commands/up.js"
 import { kvWorkload } from "./kv-workload.js"
 import { makePortChooser } from "./ports.js"
-import { prometheusTargets, writePrometheusTargets } from "./prometheus-targets.js"
+import { prometheusTargets, targetsPathFor, writePrometheusTargets } from "./prometheus-targets.js"
 import { remoraWorkload } from "./remora-workload.js"
 import { roles } from "./roles/index.js"
 import type { PlannedActor } from "./roles/role.js"
@@ -86,10 +86,14 @@ const startNats = (input: UpInput, out: Output, secured: ClusterSecurity["natsSe
       jetstream: true,
       port: client.port,
       monitorPort: monitor.port,
+      exitWithParent: true,
       ...secured
     })
     return { url: server.url, monitor: server.monitorUrl, embedded: true as const }
   })
+
+const portArgs = (actor: Placed) =>
+  Object.entries(actor.ports).flatMap(([option, port]) => [`--${option}`, String(port)])
 
 /** Starts every actor process at once, printing each as it becomes ready and a status line meanwhile. */
 const startActors = (
@@ -126,11 +130,19 @@ const startActors = (
             "--metrics-port",
             String(actor.metricsPort),
             ...actor.args,
-            ...Object.entries(actor.ports).flatMap(([option, port]) => [`--${option}`, String(port)])
+            ...portArgs(actor)
           ],
           env: { ...colour, ...envOf(actor.role) },
           // A replica calibrates its round timer with its peers before it is ready.
           startTimeoutMs: 90_000,
+          onExit: (exit) => {
+            const again = ["reef run", actor.role, "--id", actor.id, ...actor.args, ...portArgs(actor)].join(" ")
+            out.line(
+              out.style.warn(
+                `${actor.name} (pid ${exit.pid}) exited: ${exitText(exit)}; the other actors keep running (to start it again: ${again})`
+              )
+            )
+          },
           onLine: (line) => {
             if (!line.startsWith(READY_PREFIX)) return out.line(`${out.style.dim(`[${actor.name}]`)} ${line}`)
             waiting.delete(actor.name)
@@ -163,6 +175,8 @@ const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: st
   const kv = endpoints("kv", "replica")
   const resp = endpoints("resp", "replica")
   const remora = endpoints("grpc", "coordinator")
+  const backups = endpoints("grpc", "backup")
+  const airdb = endpoints("grpc", "airdb")
   const metrics = endpoints("metrics")
   const rows: Array<[string, string]> = [
     ["NATS", `${file.nats.url}${file.nats.embedded ? "" : " (external)"}`],
@@ -171,6 +185,8 @@ const bannerLines = (file: ClusterFile, members: ReadonlyArray<Member>, path: st
     ...(kv.length === 0 ? [] : [["KV (gRPC)", kv.join("  ")] as [string, string]]),
     ...(resp.length === 0 ? [] : [["KV (Redis)", resp.join("  ")] as [string, string]]),
     ...(remora.length === 0 ? [] : [["Remora (gRPC)", remora.join("  ")] as [string, string]]),
+    ...(backups.length === 0 ? [] : [["Ira backup (gRPC)", backups.join("  ")] as [string, string]]),
+    ...(airdb.length === 0 ? [] : [["AirDB (gRPC)", airdb.join("  ")] as [string, string]]),
     ...(metrics.length === 0
       ? []
       : [["/metrics", metrics.map((m) => m.replace(/\/metrics$/, "")).join("  ")] as [string, string]]),
@@ -191,7 +207,8 @@ const clusterActors = (members: ReadonlyArray<Member>): ReadonlyArray<ClusterAct
 
 export const runUp = (input: UpInput): Effect.Effect<void, CliFailure> =>
   Effect.suspend((): Effect.Effect<void, CliFailure> => {
-    const path = input["cluster-file"] ?? defaultClusterFilePath()
+    const fromEnv = process.env.REEF_CLUSTER_FILE
+    const path = input["cluster-file"] ?? (fromEnv === undefined || fromEnv === "" ? defaultClusterFilePath() : fromEnv)
     const existing = readClusterFile(path)
     if (existing._tag === "Found") {
       return Effect.fail(
@@ -263,7 +280,7 @@ const up = (input: UpInput, path: string) =>
         },
         ...(security.ca !== undefined && { security: security.file }),
         gateway: gateway === undefined ? "" : `127.0.0.1:${gateway.ports["grpc-port"]}`,
-        prometheusTargets: targetsPath(path),
+        prometheusTargets: targetsPathFor(path),
         actors: clusterActors(members)
       }
       // Written once everything has joined: a command that finds the file finds a working cluster.
@@ -320,8 +337,6 @@ const up = (input: UpInput, path: string) =>
       Effect.provide(natsKernelLayer({ servers: nats.url, name: "reef-up" }, { cluster: input.cluster }))
     )
   })
-
-const targetsPath = (clusterFile: string) => clusterFile.replace(/cluster\.json$/, "prometheus-targets.json")
 
 /**
  * Progress of the workload's parts: a line that rewrites itself on a terminal (at most every 100 ms), and on

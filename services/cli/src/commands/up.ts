@@ -93,8 +93,8 @@ export const upCommand = leaf({
   description:
     "Starts an embedded nats-server (unless --nats), then one `reef run` process per actor, printing each as " +
     "it becomes ready and every endpoint once all are. Ports are stable: NATS 4222 (monitoring 8222), the " +
-    "gateway 50051, KV 7001 and up, /metrics 9464 and up; a port in use falls back to a free one, and the " +
-    "banner says so. The endpoints go to .reef/cluster.json, which reef run, reef status and the data-plane " +
+    "gateway 50051, KV 7001 and up, Remora 7401, Ira backups 7201 and up, AirDB 7301, /metrics 9464 and up; a " +
+    "port in use falls back to the next free one above it, and the banner says so. The endpoints go to .reef/cluster.json, which reef run, reef status and the data-plane " +
     "commands read, so they need no flags. Runs until Ctrl-C, which stops every process it started.",
   options: allOptions() as typeof ownOptions,
   examples: [

@@ -16,8 +16,10 @@ export const airdbRole = defineRole({
   description:
     "A transactional key-value store on serverless state machine replication: commands and snapshots live only " +
     "on shared storage; this process is one client of it (a bounded cache, a bus-stand tail sync, write " +
-    "batching, and its share of snapshotting). Every client of the same --store on the same storage sees the " +
-    "same data; killing one loses nothing. JetStream defaults to the cluster's NATS server.",
+    "batching, and its share of snapshotting). Every client of the same --store on the same storage (backend and " +
+    "server) sees the same data, and any number of them can run; killing one loses nothing. A store is its name on " +
+    "its storage: --backend redis is other storage than the cluster's JetStream, so its --store airdb is a " +
+    "separate store with its own data. JetStream defaults to the cluster's NATS server.",
   options: {
     backend: Opt.choice({
       description: "shared storage",
@@ -84,12 +86,13 @@ export const airdbRole = defineRole({
     plan: (input) => [{ role: "airdb", id: "a1", args: [], ports: { "grpc-port": input["airdb-port"] } }]
   },
   status: {
-    headers: ["store", "entries", "chain end"],
+    // A store is its name on its storage: `airdb` on JetStream and `airdb` on Redis are two stores.
+    headers: ["store", "storage", "entries", "chain end"],
     cells: (members) =>
       new Map(
         members.map((m) => {
           const s = m.lastHeartbeat?.roleStatus ?? {}
-          return [m, [s.store ?? "-", s.entries ?? "-", s["chain end"] ?? "-"]]
+          return [m, [s.store ?? "-", s.backend ?? "-", s.entries ?? "-", s["chain end"] ?? "-"]]
         })
       )
   }
