@@ -120,8 +120,8 @@ describe("reef from a clean clone", () => {
         ...["--execution-port", String(executionPort), "--resp-port", String(respPort)],
         ...["--backup-port", String(backupPort), "--airdb-port", String(airdbPort)],
         ...["--cluster", "clitest"],
-        // An Ira primary and backup, and an AirDB client too: the dashboard's panels read their metrics.
-        ...["--with", "chain,backup,airdb"]
+        // An Ira primary and backup too: the dashboard's backup panels read their metrics.
+        ...["--with", "chain,backup"]
       ],
       { cwd: dir, env: tracing }
     )
@@ -149,11 +149,10 @@ describe("reef from a clean clone", () => {
     expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/Remora \(gRPC\)\s+x1=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/KV \(Redis\)\s+r1=127\.0\.0\.1:\d+/)
-    // Every gRPC endpoint is in the banner: the Ira backup's and AirDB's too.
+    // Every gRPC endpoint is in the banner: the Ira backup's too.
     expect(banner).toMatch(/Ira backup \(gRPC\)\s+b1=127\.0\.0\.1:\d+/)
-    expect(banner).toMatch(/AirDB \(gRPC\)\s+a1=127\.0\.0\.1:\d+/)
     for (const actor of [
-      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3", "airdb/a1", "backup/b1"],
+      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3", "backup/b1"],
       ...["coordinator/x1", "worker/w1", "worker/w2", "worker/w3"]
     ]) {
       expect(banner).toMatch(new RegExp(`ready ${actor} in [\\d.]+s`))
@@ -413,12 +412,12 @@ describe("reef from a clean clone", () => {
   it("Ctrl-C says what it stops, stops every process and removes the cluster file", async () => {
     const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
     const pids = (file.actors as Array<{ pid: number }>).map((a) => a.pid).filter((pid) => pid > 0)
-    expect(new Set(pids).size).toBe(13)
+    expect(new Set(pids).size).toBe(12)
     up.child.kill("SIGINT")
     expect(await up.exited).toBe(0)
     const output = up.lines.join("\n")
     expect(output).toMatch(
-      /Stopping 13 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, airdb a1, coordinator x1, worker w1 w2 w3\) and nats-server/
+      /Stopping 12 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, coordinator x1, worker w1 w2 w3\) and nats-server/
     )
     expect(output).toContain("Stopped.")
     for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${output}`).toThrow()
