@@ -57,7 +57,7 @@ const command = (...words: Array<string>) =>
   `*${words.length}\r\n${words.map((w) => `$${Buffer.byteLength(w)}\r\n${w}\r\n`).join("")}`
 
 /** Sends `raw` at once and collects `count` replies (strings, arrays of strings, or Error messages). */
-const exchange = (port: number, raw: string, count: number) =>
+const exchange = (port: number, raw: string | Buffer, count: number) =>
   new Promise<Array<unknown>>((resolve, reject) => {
     const replies: Array<unknown> = []
     const socket = connect(port, "127.0.0.1")
@@ -151,5 +151,13 @@ describe("RESP server", () => {
     servers.push(server)
     const [reply] = await exchange(server.port, "\x00\x01garbage\r\n", 1)
     expect(String(reply)).toMatch(/^error: ERR Protocol error/)
+    // An array length that makes redis-parser throw (found by fuzzing) used to take the process down with it.
+    const thrower = Buffer.concat([
+      Buffer.from([0x2a, 0x80, 1, 0, 0, 0, 0, 0x0a]),
+      Buffer.from(command("SET", "k", "hello"))
+    ])
+    const [thrown] = await exchange(server.port, thrower, 1)
+    expect(String(thrown)).toMatch(/^error: ERR Protocol error/)
+    expect(await exchange(server.port, command("PING"), 1)).toEqual(["PONG"])
   })
 })

@@ -335,6 +335,41 @@ class Connection {
   }
 }
 
+/**
+ * Reads a connection's bytes into commands (arrays of bulk strings; anything else is an empty command, which
+ * is answered with an error) until a protocol error, after which it reads nothing more. Never throws:
+ * redis-parser throws a RangeError on some malformed lengths (`*` then non-digits: found by fuzzing), which
+ * inside the socket's data handler took the whole replica process down.
+ */
+export const makeRespReader = (
+  onCommand: (args: ReadonlyArray<Buffer>) => void,
+  onProtocolError: (message: string) => void
+): ((chunk: Buffer) => void) => {
+  let failed = false
+  const fail = (message: string) => {
+    if (failed) return
+    failed = true
+    onProtocolError(message)
+  }
+  const parser = new Parser({
+    returnBuffers: true,
+    returnReply: (reply: unknown) => {
+      if (Array.isArray(reply) && reply.every((a) => Buffer.isBuffer(a))) onCommand(reply as Array<Buffer>)
+      else onCommand([])
+    },
+    returnError: () => onCommand([]),
+    returnFatalError: (error: Error) => fail(error.message)
+  })
+  return (chunk) => {
+    if (failed) return
+    try {
+      parser.execute(chunk)
+    } catch (error) {
+      fail(`unreadable input (${(error as Error).message})`)
+    }
+  }
+}
+
 class RespServerImpl {
   private readonly connections = new Set<Connection>()
   private readonly ready = new Set<Connection>()
@@ -352,21 +387,16 @@ class RespServerImpl {
     socket.setNoDelay(true)
     const connection = new Connection(socket, this)
     this.connections.add(connection)
-    const parser = new Parser({
-      returnBuffers: true,
-      returnReply: (reply: unknown) => {
-        if (Array.isArray(reply) && reply.every((a) => Buffer.isBuffer(a))) connection.onCommand(reply as Array<Buffer>)
-        else connection.onCommand([])
-      },
-      returnError: () => connection.onCommand([]),
-      returnFatalError: (error: Error) => {
+    const read = makeRespReader(
+      (args) => connection.onCommand(args),
+      (message) => {
         // Not RESP (an inline command typed by hand, or garbage): say so, then close, as Redis does.
-        socket.end(`-ERR Protocol error: ${error.message.replace(/[\r\n]+/g, " ")}; send commands as RESP arrays\r\n`)
+        socket.end(`-ERR Protocol error: ${message.replace(/[\r\n]+/g, " ")}; send commands as RESP arrays\r\n`)
         connection.closed = true
       }
-    })
+    )
     socket.on("data", (chunk: Buffer) => {
-      if (!connection.closed) parser.execute(chunk)
+      if (!connection.closed) read(chunk)
     })
     const gone = () => {
       connection.closed = true
