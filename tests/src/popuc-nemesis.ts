@@ -18,7 +18,13 @@
  * replicas' state hashes must converge. The CI test (popuc-nemesis.test.ts) runs it briefly;
  * `pnpm test:nemesis --minutes N` (popuc-nemesis-main.ts) runs it for longer and prints the figures.
  */
-import type { NatsServer } from "@reef/kernel"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { writeClusterCredentials, writeLocalCa } from "@reef/devkit"
+import { grpcSecurityEnv } from "@reef/grpc"
+import { type NatsServer, natsSecurityEnv, startNatsServer } from "@reef/kernel"
 import type { StateResponse } from "@reef/proto"
 import {
   checkLinearizable,
@@ -52,6 +58,11 @@ export interface NemesisOptions {
   readonly callTimeoutMs?: number
   /** Progress lines (none by default). */
   readonly say?: (line: string) => void
+  /**
+   * Authentication and TLS on, as `reef up --secure` runs them: nkey identities and permissions on NATS over
+   * mutual TLS, gRPC over TLS with a bearer token (the test process's clients too).
+   */
+  readonly secure?: boolean
 }
 
 /** How one fault healed. */
@@ -99,15 +110,37 @@ const RECOVERY_BOUND_MS = 90_000
 const DEFAULT_LOG_BYTES = 1024 * 1024
 const FILLER_VALUE_BYTES = 8 * 1024
 
+/** A CA, the identities and a token for a secured run, the server's options and the replicas' environment. */
+const secureSetup = (cluster: string) => {
+  const dir = mkdtempSync(join(tmpdir(), "reef-nemesis-"))
+  const ca = writeLocalCa(join(dir, "tls"))
+  const credentials = writeClusterCredentials(join(dir, "nats"), cluster)
+  const tls = { caFile: ca.caFile, certFile: ca.certFile, keyFile: ca.keyFile }
+  const grpc = grpcSecurityEnv({ tls, token: randomBytes(24).toString("base64url") })
+  // This process's KV clients read their TLS and token from the environment, as every Reef client does.
+  Object.assign(process.env, grpc)
+  return {
+    server: {
+      jetstream: true,
+      config: credentials.serverConfig,
+      tls: { certFile: ca.certFile, keyFile: ca.keyFile, caFile: ca.caFile, verify: true }
+    },
+    replicaEnv: { ...natsSecurityEnv({ ...credentials.securityOf("replica"), tls }), ...grpc }
+  }
+}
+
 export const runNemesis = async (options: NemesisOptions): Promise<NemesisReport> => {
   const harness = makeHarness()
   try {
-    const nats = await startNats(harness)
+    const cluster = `nemesis${options.seed}`
+    const secured = options.secure === true ? secureSetup(cluster) : undefined
+    const nats = await (secured === undefined ? startNats(harness) : harness.run(startNatsServer(secured.server)))
     const group = await startGroup(harness, {
       n: 3,
       natsUrl: nats.url,
-      cluster: `nemesis${options.seed}`,
-      extraArgs: ["--log-bytes", String(options.logBytes ?? DEFAULT_LOG_BYTES)]
+      cluster,
+      extraArgs: ["--log-bytes", String(options.logBytes ?? DEFAULT_LOG_BYTES)],
+      ...(secured !== undefined && { env: secured.replicaEnv })
     })
     return await Effect.runPromise(Effect.scoped(nemesis(nats, group, options)))
   } finally {
