@@ -28,6 +28,8 @@ import { type NatsServer, natsSecurityEnv, startNatsServer } from "@reef/kernel"
 import type { StateResponse } from "@reef/proto"
 import {
   checkLinearizable,
+  formatEntry,
+  formatLostWrite,
   type HistoryEntry,
   HistoryRecorder,
   type KvClient,
@@ -126,6 +128,21 @@ const secureSetup = (cluster: string) => {
       tls: { certFile: ca.certFile, keyFile: ca.keyFile, caFile: ca.caFile, verify: true }
     },
     replicaEnv: { ...natsSecurityEnv({ ...credentials.securityOf("replica"), tls }), ...grpc }
+  }
+}
+
+/**
+ * The safety verdict of a run, as the tests assert it: the history's linearizability (or the minimal window
+ * that is not), the acknowledged writes lost, and how many distinct state hashes the replicas ended with.
+ */
+export const safetyOf = (report: NemesisReport) => {
+  const verdict = report.linearizability
+  return {
+    linearizability: verdict.ok
+      ? "linearizable"
+      : `${verdict.reason}\n${verdict.minimalWindow.map(formatEntry).join("\n")}`,
+    lostWrites: report.lostWrites.map(formatLostWrite),
+    stateHashes: new Set(report.states.map((s) => s.stateHash)).size
   }
 }
 
