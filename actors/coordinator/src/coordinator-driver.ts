@@ -71,6 +71,11 @@ export interface CoordinatorOptions {
   readonly maxReceipts: number
   /** An epoch ends this often (ms; 0: only every `params.epochBlocks` blocks). */
   readonly epochMs: number
+  /**
+   * Work in flight and no completion for this long: messages were lost (the bus delivers at most once, e.g.
+   * across a NATS server restart), so recover by replay rather than wait forever (0: never).
+   */
+  readonly stallRecoveryMs: number
 }
 
 export const defaultCoordinatorOptions = (
@@ -86,7 +91,8 @@ export const defaultCoordinatorOptions = (
   maxPendingProposals: 256,
   mempool: defaultMempoolLimits,
   maxReceipts: 200_000,
-  epochMs: 1_000
+  epochMs: 1_000,
+  stallRecoveryMs: 5_000
 })
 
 export interface CoordinatorIo {
@@ -224,8 +230,10 @@ export class CoordinatorDriver {
     this.epochTimer =
       options.epochMs > 0 ? setInterval(() => this.feed({ _tag: "EndEpoch" }), options.epochMs) : undefined
     this.ticker = setInterval(() => {
-      this.feed({ _tag: "Tick", nowMs: performance.now() })
+      const now = performance.now()
+      this.feed({ _tag: "Tick", nowMs: now })
       this.checkServing()
+      this.checkStall(now)
     }, 200)
   }
 
@@ -270,6 +278,23 @@ export class CoordinatorDriver {
       persisted: restored.persisted,
       snapshot: restored.snapshot,
       log: restored.log
+    })
+  }
+
+  private progress = { watermark: 0, atMs: 0 }
+
+  /** Liveness backstop: in-flight work that makes no progress at all for `stallRecoveryMs` is replayed. */
+  private checkStall(nowMs: number): void {
+    const { watermark, size } = this.core.inflight
+    if (watermark !== this.progress.watermark || size === 0 || this.core.active.length === 0) {
+      this.progress = { watermark, atMs: nowMs }
+      return
+    }
+    if (this.options.stallRecoveryMs <= 0 || nowMs - this.progress.atMs < this.options.stallRecoveryMs) return
+    this.progress = { watermark, atMs: nowMs }
+    this.feed({
+      _tag: "Recover",
+      reason: `no completion for ${this.options.stallRecoveryMs} ms with ${size} transactions in flight (lost messages?)`
     })
   }
 

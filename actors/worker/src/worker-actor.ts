@@ -80,7 +80,8 @@ export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (mess
               key: m.key,
               version: m.version,
               requester: m.requester,
-              trace: m.traceparent
+              trace: m.traceparent,
+              generation: m.generation
             })
           }
         })

@@ -233,7 +233,8 @@ export class WorkerDriver {
           key: o.key,
           version: o.version,
           requester: this.options.id,
-          traceparent: o.trace
+          traceparent: o.trace,
+          generation: this.core.generation
         })
         break
       case "SendObject":

@@ -165,6 +165,11 @@ export type CoordinatorInput<P> =
   | { readonly _tag: "Tick"; readonly nowMs: number }
   /** The shell's epoch timer: end the open epoch now (if anything was dispatched in it). */
   | { readonly _tag: "EndEpoch" }
+  /**
+   * Recover without a worker change: the shell saw no completion for a long while with work in flight (a task,
+   * report or transfer lost with a NATS server restart; the bus delivers at most once).
+   */
+  | { readonly _tag: "Recover"; readonly reason: string }
   /** A worker's report of the latest version of each object it modified in epochs <= `epoch`. */
   | {
       readonly _tag: "EpochReport"
@@ -995,6 +1000,9 @@ export const stepCoordinator = <P>(
       break
     case "EndEpoch":
       endEpoch(s, out)
+      break
+    case "Recover":
+      recover(s, input.reason, out)
       break
     case "EpochReport":
       collectReport(s, input, out)

@@ -90,6 +90,8 @@ export type WorkerInput<P> =
       readonly version: number
       readonly requester: WorkerId
       readonly trace: string
+      /** The requester's fence generation (undefined: this worker's). */
+      readonly generation?: number
     }
   /** A lease transfer arrived; `value` undefined: the sender does not have that version ("missing"). */
   | {
@@ -760,7 +762,8 @@ const onObjectArrived = <P>(
     }
     return
   }
-  if ((s.seen.get(key) ?? -1) >= version) {
+  if ((s.seen.get(key) ?? -1) >= version || pending === undefined) {
+    // A duplicate, or a transfer nobody here asked for (one meant for a fenced-off task): never kept.
     s.stats.duplicates++
     return
   }
@@ -833,9 +836,17 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
     case "UnitDone":
       onUnitDone(s, input.unit, input.valid, out)
       break
-    case "ObjectRequest":
+    case "ObjectRequest": {
+      const g = input.generation ?? s.generation
+      if (g > s.generation) fenceWorker(s, g, out)
+      if (g < s.generation) {
+        // A task of a fenced-off generation: its result never counts, and the object is someone else's now.
+        s.stats.fencedOff++
+        break
+      }
       onObjectRequest(s, input.key, input.version, input.requester, input.trace, out)
       break
+    }
     case "ObjectArrived":
       onObjectArrived(s, input.key, input.version, input.value, input.from, out)
       break

@@ -70,7 +70,12 @@ const noDispatchDedup: SimHooks = {
 /** Takes any transfer, even of a version it has already had (a duplicate arriving late). */
 const acceptStaleTransfer: SimHooks = {
   stepWorker: (s, input) => {
-    if (input._tag === "ObjectArrived") s.seen.delete(input.key)
+    if (input._tag === "ObjectArrived" && input.value !== undefined) {
+      // Forgets that it ever had the key, and takes the transfer as if it had asked for it.
+      s.seen.delete(input.key)
+      const vk = `${input.key}\u0000${input.version}`
+      if (!s.fetching.has(vk)) s.fetching.set(vk, { to: input.from, sentAtMs: s.nowMs, hinted: input.from, trace: "" })
+    }
     return stepWorker(s, input)
   }
 }

@@ -410,6 +410,11 @@ export interface ObjectRequest {
   version: number;
   requester: string;
   traceparent: string;
+  /**
+   * The requester's fence generation: a worker does not hand an object to a task of an older one (a task that
+   * will never count), and fences itself when the request is from a newer one.
+   */
+  generation: number;
 }
 
 export interface ObjectTransfer {
@@ -3145,7 +3150,7 @@ export const Fence: MessageFns<Fence, "reef.v1.Fence"> = {
 };
 
 function createBaseObjectRequest(): ObjectRequest {
-  return { key: "", version: 0, requester: "", traceparent: "" };
+  return { key: "", version: 0, requester: "", traceparent: "", generation: 0 };
 }
 
 export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> = {
@@ -3163,6 +3168,9 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
     }
     if (message.traceparent !== "") {
       writer.uint32(34).string(message.traceparent);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(40).uint64(message.generation);
     }
     return writer;
   },
@@ -3212,6 +3220,14 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
             message.traceparent = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3230,6 +3246,7 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       requester: isSet(object.requester) ? globalThis.String(object.requester) : "",
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
     };
   },
 
@@ -3247,6 +3264,9 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
     return obj;
   },
 
@@ -3259,6 +3279,7 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
     message.version = object.version ?? 0;
     message.requester = object.requester ?? "";
     message.traceparent = object.traceparent ?? "";
+    message.generation = object.generation ?? 0;
     return message;
   },
 };

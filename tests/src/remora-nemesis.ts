@@ -1,0 +1,376 @@
+/**
+ * A nemesis for Remora (issue 21), in the style of popuc-nemesis.ts: a coordinator (`--data-dir`) and three
+ * workers as real processes over a spawned nats-server, concurrent signed submitters (token transfers over 50
+ * skewed accounts, YCSB writes, 3% bad signatures), while faults are injected one at a time:
+ *
+ *   worker-kill       kill -9 a worker, restart it with the same id (a new incarnation)
+ *   coordinator-kill  kill -9 the coordinator, restart it on its data directory
+ *   worker-pause      SIGSTOP a worker for 1-7 s (past 5 s presence says it left: a recovery), SIGCONT it
+ *   nats-restart      kill -9 the nats-server, start it again on the same port
+ *
+ * The first four faults are one of each kind (in a seeded order), then random ones until the time is up.
+ * A submitter whose outcome is unknown (a broken stream, UNAVAILABLE while the coordinator recovers) submits the
+ * same transaction again: idempotent submit must answer with its one receipt. At the end: every transaction has
+ * a receipt and every receipt seen for an id is the same; seqs are exactly 1..N (no id committed or executed
+ * twice); the executed state equals the sequential reference execution of the receipts' order; GetReceipt
+ * answers every receipt identically. `pnpm test:nemesis remora --minutes N` (remora-nemesis-main.ts) runs it
+ * longer and prints the figures; the CI test runs it briefly.
+ */
+import { mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  ExecutionCallError,
+  makeExecutionClient,
+  type RemoraClient,
+  receiptOrder,
+  referenceHash,
+  type Submitted
+} from "@reef/coordinator"
+import { freePort, type NatsServer } from "@reef/kernel"
+import { type Receipt, RejectReason, type Transaction } from "@reef/proto"
+import {
+  admit,
+  bodySource,
+  ed25519Signer,
+  Prng,
+  signingKeyFromSeed,
+  type TxMeta,
+  transactionStream,
+  type WorkloadSpec
+} from "@reef/remora"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import { type ActorProcess, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
+import { prng } from "./popuc-harness.js"
+
+export type RemoraFault = "worker-kill" | "coordinator-kill" | "worker-pause" | "nats-restart"
+const FAULTS: ReadonlyArray<RemoraFault> = ["worker-kill", "coordinator-kill", "worker-pause", "nats-restart"]
+
+export interface RemoraNemesisOptions {
+  /** How long to inject faults (ms); the first four (one of each kind) run whatever it is. */
+  readonly faultsMs: number
+  readonly seed: number
+  readonly submitters?: number
+  /** Unanswered submissions per submitter. */
+  readonly inFlight?: number
+  readonly say?: (line: string) => void
+}
+
+export interface RemoraNemesisReport {
+  readonly seed: number
+  readonly elapsedMs: number
+  readonly transactions: number
+  /** Submissions answered UNAVAILABLE / broken streams / timeouts, each followed by a resubmission. */
+  readonly resubmissions: number
+  readonly faults: Readonly<Record<RemoraFault, number>>
+  /** Recoveries the coordinator logged (worker losses and restarts), and its own restarts. */
+  readonly recoveries: number
+  readonly coordinatorRestarts: number
+  /** Per fault: from its heal (restart, SIGCONT, server back) to the next receipt. */
+  readonly resumeMs: ReadonlyArray<{ readonly fault: RemoraFault; readonly ms: number }>
+  /** A restarted coordinator: from its start to serving again (its own log line). */
+  readonly coordinatorRestartToServingMs: ReadonlyArray<number>
+  /** The longest time without a new receipt while submissions were waiting. */
+  readonly longestStallMs: number
+  readonly problems: ReadonlyArray<string>
+  readonly events: ReadonlyArray<string>
+}
+
+const RECEIPT_FIELDS = ["txId", "status", "seq", "height", "blockDigest", "worker", "detail"] as const
+const sameReceipt = (a: Receipt, b: Receipt) =>
+  RECEIPT_FIELDS.every((f) => a[f] === b[f]) && a.leaseTransfers === b.leaseTransfers
+
+/** An endless signed workload: token transfers and YCSB writes, alternating, 3% bad signatures. */
+const workloadStream = (seed: number, prefix: string) => {
+  const stream = (spec: WorkloadSpec, s: number, p: string) => {
+    const r = new Prng(s)
+    const key = signingKeyFromSeed(new Uint8Array(32).fill(s & 0xff))
+    return transactionStream(bodySource(spec, r.fork()), ed25519Signer(key), r.fork(), 0.03, p)
+  }
+  const tokens = stream(
+    { kind: "token", accounts: 50, zipf: 0.9, maxAmount: 100, statelessCostUs: 0, statefulCostUs: 0 },
+    seed,
+    `${prefix}t-`
+  )
+  const ycsb = stream(
+    { kind: "ycsb", keys: 200, objectsPerTx: 3, zipf: 0.8, statelessCostUs: 0, statefulCostUs: 0 },
+    seed + 1,
+    `${prefix}y-`
+  )
+  let n = 0
+  return () => (n++ % 2 === 0 ? tokens() : ycsb()).tx
+}
+
+const txIdOf = (tx: Transaction) => (admit(tx) as { meta: TxMeta }).meta.id
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Waits for `condition`, at most `ms` (a liveness bound, not a performance claim). */
+const until = async (condition: () => boolean, ms: number, what: string) => {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await sleep(50)
+  }
+}
+
+export const runRemoraNemesis = async (options: RemoraNemesisOptions): Promise<RemoraNemesisReport> => {
+  const harness = makeHarness()
+  try {
+    return await nemesis(harness, options)
+  } finally {
+    await harness.close()
+  }
+}
+
+const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise<RemoraNemesisReport> => {
+  const began = performance.now()
+  const random = prng(options.seed)
+  const between = (lo: number, hi: number) => Math.round(lo + random() * (hi - lo))
+  const events: Array<string> = []
+  const say = (line: string) => {
+    events.push(`${((performance.now() - began) / 1000).toFixed(1)}s ${line}`)
+    options.say?.(line)
+  }
+  const cluster = `rnemesis${options.seed}`
+  const nats: NatsServer = await startNats(harness)
+  const port = await Effect.runPromise(freePort)
+  const dataDir = await mkdtemp(join(tmpdir(), "reef-remora-nemesis-"))
+  const coordinatorLines: Array<string> = []
+  const startCoordinator = () =>
+    startActorProcess(harness, {
+      role: "coordinator",
+      id: "x1",
+      natsUrl: nats.url,
+      cluster,
+      extraArgs: ["--execution-port", String(port), "--data-dir", dataDir, "--window-ms", "100", "--epoch-ms", "500"]
+    }).then((p) => {
+      // Lines of every incarnation, in order.
+      const from = p.lines.length
+      coordinatorLines.push(...p.lines.slice(0, from))
+      const push = p.lines.push.bind(p.lines)
+      p.lines.push = (...items: Array<string>) => {
+        coordinatorLines.push(...items)
+        return push(...items)
+      }
+      return p
+    })
+  const startWorker = (id: string) =>
+    startActorProcess(harness, {
+      role: "worker",
+      id,
+      natsUrl: nats.url,
+      cluster,
+      extraArgs: ["--coordinator", "x1", "--cores", "4"]
+    })
+  const workerIds = ["w1", "w2", "w3"]
+  const [first, ...initialWorkers] = await Promise.all([startCoordinator(), ...workerIds.map(startWorker)])
+  let coordinator: ActorProcess = first!
+  const workers = new Map<string, ActorProcess>(workerIds.map((id, i) => [id, initialWorkers[i]!]))
+  const client: RemoraClient = await harness.run(
+    makeExecutionClient({ address: `127.0.0.1:${port}`, timeoutMs: 30_000 })
+  )
+  await Effect.runPromise(
+    client.state.pipe(
+      Effect.filterOrFail((s) => s.workers.length === workerIds.length),
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds")))
+    )
+  )
+  say(`coordinator x1 and ${workerIds.join(", ")} up`)
+
+  // ---- submitters ----
+  const byId = new Map<string, Transaction>()
+  const receipts = new Map<string, Receipt>()
+  const problems: Array<string> = []
+  let resubmissions = 0
+  let lastReceiptAt = performance.now()
+  let longestStallMs = 0
+  let generating = true
+  let outstanding = 0
+  const onReceipt = (id: string, r: Receipt) => {
+    const now = performance.now()
+    longestStallMs = Math.max(longestStallMs, now - lastReceiptAt)
+    lastReceiptAt = now
+    const known = receipts.get(id)
+    if (known === undefined) receipts.set(id, r)
+    else if (!sameReceipt(known, r)) {
+      problems.push(`${id}: two different receipts (seq ${known.seq} on ${known.worker}, seq ${r.seq} on ${r.worker})`)
+    }
+  }
+  const submit = (tx: Transaction, id: string, done: () => void) => {
+    client.submitCallback(tx, (o: Submitted | ExecutionCallError) => {
+      if (o instanceof ExecutionCallError || (o._tag === "Rejected" && retryable(o.rejection.reason))) {
+        // Unknown outcome, or not now: the same transaction again (idempotent).
+        resubmissions++
+        setTimeout(() => submit(tx, id, done), 200)
+        return
+      }
+      if (o._tag === "Rejected")
+        problems.push(`${id} refused: ${RejectReason[o.rejection.reason]} ${o.rejection.message}`)
+      else onReceipt(id, o.receipt)
+      done()
+    })
+  }
+  const retryable = (r: RejectReason) =>
+    r === RejectReason.REJECT_REASON_UNAVAILABLE || r === RejectReason.REJECT_REASON_OVERLOADED
+  const submitters = options.submitters ?? 3
+  const inFlight = options.inFlight ?? 100
+  const submitterDone: Array<Promise<void>> = []
+  for (let s = 0; s < submitters; s++) {
+    const next = workloadStream(options.seed * 16 + s * 2 + 1, `n${s}`)
+    submitterDone.push(
+      new Promise<void>((resolve) => {
+        let mine = 0
+        const pump = () => {
+          while (generating && mine < inFlight) {
+            const tx = next()
+            const id = txIdOf(tx)
+            byId.set(id, tx)
+            mine++
+            outstanding++
+            submit(tx, id, () => {
+              mine--
+              outstanding--
+              if (!generating && mine === 0) resolve()
+              else setImmediate(pump)
+            })
+          }
+          if (!generating && mine === 0) resolve()
+        }
+        pump()
+      })
+    )
+  }
+
+  // ---- faults ----
+  const faults: Record<RemoraFault, number> = {
+    "worker-kill": 0,
+    "coordinator-kill": 0,
+    "worker-pause": 0,
+    "nats-restart": 0
+  }
+  const resumeMs: Array<{ fault: RemoraFault; ms: number }> = []
+  const order = [...FAULTS].sort(() => random() - 0.5)
+  const resumed = async (fault: RemoraFault) => {
+    const healed = performance.now()
+    await until(() => lastReceiptAt > healed, 120_000, `a receipt after ${fault}`)
+    const ms = lastReceiptAt - healed
+    resumeMs.push({ fault, ms })
+    say(`  receipts again ${ms.toFixed(0)} ms after the heal`)
+  }
+  const inject = async (kind: RemoraFault) => {
+    faults[kind]++
+    if (kind === "nats-restart") {
+      const downMs = between(300, 1_500)
+      say(`nats-server: kill -9, restart after ${downMs} ms`)
+      await Effect.runPromise(nats.kill)
+      await sleep(downMs)
+      await Effect.runPromise(nats.restart)
+      return resumed(kind)
+    }
+    if (kind === "coordinator-kill") {
+      const downMs = between(200, 1_500)
+      say(`coordinator x1: kill -9, restart after ${downMs} ms`)
+      coordinator.child.kill("SIGKILL")
+      await coordinator.exited
+      await sleep(downMs)
+      coordinator = await startCoordinator()
+      return resumed(kind)
+    }
+    const id = workerIds[Math.floor(random() * workerIds.length)]!
+    if (kind === "worker-pause") {
+      const pausedMs = between(1_000, 7_000)
+      say(`${id}: SIGSTOP for ${pausedMs} ms`)
+      const child = workers.get(id)!.child
+      child.kill("SIGSTOP")
+      try {
+        await sleep(pausedMs)
+      } finally {
+        child.kill("SIGCONT")
+      }
+      return resumed(kind)
+    }
+    const downMs = between(200, 2_000)
+    say(`${id}: kill -9, restart after ${downMs} ms`)
+    const w = workers.get(id)!
+    w.child.kill("SIGKILL")
+    await w.exited
+    await sleep(downMs)
+    workers.set(id, await startWorker(id))
+    return resumed(kind)
+  }
+  await until(() => receipts.size > 200, 120_000, "the first 200 receipts")
+  const faultsBegan = performance.now()
+  for (let i = 0; i < FAULTS.length || performance.now() - faultsBegan < options.faultsMs; i++) {
+    await inject(i < FAULTS.length ? order[i]! : FAULTS[Math.floor(random() * FAULTS.length)]!)
+    await sleep(between(1_000, 3_000))
+  }
+
+  // ---- the end: every transaction answered, then the checks ----
+  generating = false
+  say(`faults over; waiting for ${outstanding} submissions`)
+  await Promise.race([
+    Promise.all(submitterDone),
+    sleep(180_000).then(() => {
+      throw new Error(`${outstanding} submissions unanswered 180 s after the faults`)
+    })
+  ])
+  const state = await Effect.runPromise(
+    client.state.pipe(
+      Effect.filterOrFail((s) => s.complete),
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds")))
+    )
+  )
+  const all = [...receipts.values()]
+  const seqs = all.map((r) => r.seq).sort((a, b) => a - b)
+  const gap = seqs.findIndex((seq, i) => seq !== i + 1)
+  if (gap >= 0) problems.push(`seqs are not 1..${seqs.length}: position ${gap + 1} holds seq ${seqs[gap]}`)
+  if (state.committed !== all.length) {
+    problems.push(`${state.committed} committed for ${all.length} distinct ids (an id committed twice?)`)
+  }
+  const reference = referenceHash(receiptOrder(all), byId)
+  if (state.stateHash !== reference) problems.push(`state hash ${state.stateHash} is not the reference's ${reference}`)
+  // Every receipt given is answered identically (all of them in a short run, a sample in a long one).
+  const sample = all.length <= 5_000 ? all : all.filter((_, i) => i % Math.ceil(all.length / 5_000) === 0)
+  for (const r of sample) {
+    const got = await Effect.runPromise(client.getReceipt(r.txId))
+    if (got.receipt === undefined || !sameReceipt(got.receipt, r)) {
+      problems.push(`GetReceipt ${r.txId} answers ${JSON.stringify(got.receipt)}, not the receipt given`)
+      break
+    }
+  }
+  const servingMs = coordinatorLines.flatMap((l) => {
+    const m = /serving again (\d+) ms after start/.exec(l)
+    return m === null ? [] : [Number(m[1])]
+  })
+  return {
+    seed: options.seed,
+    elapsedMs: performance.now() - began,
+    transactions: all.length,
+    resubmissions,
+    faults,
+    recoveries: coordinatorLines.filter((l) => /recovery after/.test(l)).length,
+    coordinatorRestarts: coordinatorLines.filter((l) => /coordinator restarted \(/.test(l)).length,
+    resumeMs,
+    coordinatorRestartToServingMs: servingMs,
+    longestStallMs,
+    problems,
+    events
+  }
+}
+
+export const summarizeRemora = (r: RemoraNemesisReport): string => {
+  const max = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : Math.max(...xs))
+  const byFault = FAULTS.map((f) => {
+    const ms = r.resumeMs.filter((x) => x.fault === f).map((x) => x.ms)
+    return `${f} ${r.faults[f]} (max resume ${max(ms).toFixed(0)} ms)`
+  })
+  return [
+    `seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(0)} s: ${r.transactions} transactions, ${r.resubmissions} resubmissions`,
+    `faults: ${byFault.join(", ")}`,
+    `recoveries logged: ${r.recoveries}; coordinator restarts: ${r.coordinatorRestarts} (to serving: ${r.coordinatorRestartToServingMs.join(", ")} ms)`,
+    `max time to resume: ${max(r.resumeMs.map((x) => x.ms)).toFixed(0)} ms; longest stall without a receipt: ${r.longestStallMs.toFixed(0)} ms`,
+    r.problems.length === 0 ? "checks: all passed" : `PROBLEMS:\n${r.problems.slice(0, 20).join("\n")}`
+  ].join("\n")
+}
