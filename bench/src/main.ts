@@ -18,7 +18,8 @@ const suites: Record<string, Suite> = {
   ira: () => import("./ira.js"),
   airdb: () => import("./airdb.js"),
   remora: () => import("./remora.js"),
-  redis: () => import("./redis.js")
+  redis: () => import("./redis.js"),
+  tls: () => import("./tls.js")
 }
 
 /** What `all` runs: every suite but the soak, which is long by design (`pnpm bench soak --minutes M`). */
