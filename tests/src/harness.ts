@@ -51,6 +51,8 @@ export const startActorProcess = (
     readonly cluster: string
     readonly env?: Record<string, string>
     readonly extraArgs?: ReadonlyArray<string>
+    /** Runs it through this command (`ip netns exec <netns>`: on a host of hosts/hosts.ts). */
+    readonly prefix?: ReadonlyArray<string>
   }
 ): Promise<ActorProcess> => {
   const lines: Array<string> = []
@@ -70,6 +72,7 @@ export const startActorProcess = (
           ...(options.extraArgs ?? [])
         ],
         env: { OTEL_SDK_DISABLED: "true", ...options.env },
+        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
         onLine: (line) => lines.push(line)
       }).pipe(
         // A process that did not start says why in its output: keep the end of it in the failure.

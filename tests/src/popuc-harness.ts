@@ -43,20 +43,35 @@ export interface GroupOptions {
   readonly env?: Record<string, string>
   /** Extra `reef run replica` flags for every replica. */
   readonly extraArgs?: ReadonlyArray<string>
+  /**
+   * Where replica `index` runs, when not on this machine's loopback (hosts/hosts.ts): its host's nats-server,
+   * the address its KV port listens on, and the command prefix that runs it there.
+   */
+  readonly placement?: (index: number) => ReplicaPlacement
+}
+
+export interface ReplicaPlacement {
+  readonly natsUrl: string
+  readonly address: string
+  readonly prefix: ReadonlyArray<string>
 }
 
 export const startGroup = async (harness: Harness, options: GroupOptions): Promise<Group> => {
   const ids = Array.from({ length: options.n }, (_, i) => `r${i + 1}`)
   const ports = await Promise.all(ids.map(() => Effect.runPromise(freePort)))
   const processes = new Map<string, ActorProcess>()
+  const placed = ids.map((_, i) => options.placement?.(i))
   const start = async (id: string) => {
+    const place = placed[ids.indexOf(id)]
     const process = await startActorProcess(harness, {
       role: "replica",
       id,
-      natsUrl: options.natsUrl,
+      natsUrl: place?.natsUrl ?? options.natsUrl,
       cluster: options.cluster,
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(place === undefined ? {} : { prefix: place.prefix }),
       extraArgs: [
+        ...(place === undefined ? [] : ["--kv-host", place.address]),
         "--group",
         options.group ?? "kv",
         "--members",
@@ -73,7 +88,7 @@ export const startGroup = async (harness: Harness, options: GroupOptions): Promi
     return process
   }
   await Promise.all(ids.map(start))
-  return { ids, ports, addresses: ports.map((p) => `127.0.0.1:${p}`), processes, start }
+  return { ids, ports, addresses: ports.map((p, i) => `${placed[i]?.address ?? "127.0.0.1"}:${p}`), processes, start }
 }
 
 /** A small seeded PRNG (mulberry32): workloads are reproducible from their seed. */

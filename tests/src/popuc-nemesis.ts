@@ -7,10 +7,13 @@
  *   pause             SIGSTOP a replica, SIGCONT it
  *   snapshot-restart  kill -9 a replica, write more than the peers' decision logs hold, restart it: it must
  *                     rejoin from a snapshot (its StateResponse counts the restore)
- *   nats-restart      kill -9 the nats-server, start it again on the same port
+ *   nats-restart      kill -9 the nats-server (one of a cluster's), start it again on the same port
+ *   partition         (on hosts) cut a replica's host off from the others' servers at the link proxy, heal it
+ *   isolate           (on hosts) set a replica's host's link down (clients lose it too), set it up again
  *
- * The first four faults are one of each kind (in a seeded order); then random ones until the time is up
- * (counted from the first fault).
+ * The first faults are one of each kind asked for (the first four by default, in a seeded order); then random
+ * ones until the time is up (counted from the first fault). By default the group runs over one local
+ * nats-server; a `site` (popuc-hosts.test.ts) places it on hosts with a NATS cluster and a link proxy.
  * After each, the nemesis waits until every replica serves and has applied what the others had (a liveness
  * bound, not a performance claim) and records how long that took. At the end every key is read through
  * every replica, the history goes through the linearizability checker (calls that failed UNAVAILABLE or
@@ -24,7 +27,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { writeClusterCredentials, writeLocalCa } from "@reef/devkit"
 import { grpcSecurityEnv } from "@reef/grpc"
-import { type NatsServer, natsSecurityEnv, startNatsServer } from "@reef/kernel"
+import { type NatsServerOptions, natsSecurityEnv, startNatsServer } from "@reef/kernel"
 import type { StateResponse } from "@reef/proto"
 import {
   checkLinearizable,
@@ -40,11 +43,37 @@ import {
 } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import { makeHarness, startNats } from "./harness.js"
-import { type Group, makeRandomOperations, prng, settledGroupHashes, startGroup } from "./popuc-harness.js"
+import { type Harness, makeHarness, startNats } from "./harness.js"
+import {
+  type Group,
+  makeRandomOperations,
+  prng,
+  type ReplicaPlacement,
+  settledGroupHashes,
+  startGroup
+} from "./popuc-harness.js"
 
-export type FaultKind = "kill" | "pause" | "snapshot-restart" | "nats-restart"
+export type FaultKind = "kill" | "pause" | "snapshot-restart" | "nats-restart" | "partition" | "isolate"
 const FAULT_KINDS: ReadonlyArray<FaultKind> = ["kill", "pause", "snapshot-restart", "nats-restart"]
+
+/** Where the group runs: its nats-server(s), where each replica is placed, and how a host is cut off. */
+export interface NemesisSite {
+  readonly natsUrl: string
+  readonly servers: ReadonlyArray<{
+    readonly name: string
+    readonly kill: Effect.Effect<void>
+    readonly restart: Effect.Effect<void, unknown>
+  }>
+  readonly placement?: (index: number) => ReplicaPlacement
+  /** Cuts replica `index`'s host off, or heals it, in the way of the fault kind (partition, isolate). */
+  readonly cutOff?: Partial<
+    Record<"partition" | "isolate", (index: number, cut: boolean) => Effect.Effect<void, unknown>>
+  >
+  /** Called after a heal: resolves once the site's links are whole again (a NATS cluster's routes). */
+  readonly healed?: Effect.Effect<void, unknown>
+  /** Figures of the site itself (the delay a link proxy added): reset as the clients start, said at the end. */
+  readonly measure?: { readonly reset: Effect.Effect<void, unknown>; readonly report: Effect.Effect<string, unknown> }
+}
 
 export interface NemesisOptions {
   /** How long to inject faults, in ms; the first four (one of each kind) run whatever it is. */
@@ -65,17 +94,21 @@ export interface NemesisOptions {
    * mutual TLS, gRPC over TLS with a bearer token (the test process's clients too).
    */
   readonly secure?: boolean
+  /** Starts where the group runs (one local nats-server by default). */
+  readonly site?: (harness: Harness) => Promise<NemesisSite>
+  /** The first faults, one of each in a seeded order (the first four kinds by default); later ones too. */
+  readonly faultKinds?: ReadonlyArray<FaultKind>
 }
 
 /** How one fault healed. */
 export interface Recovery {
   readonly fault: FaultKind
-  /** The replica hit ("nats" for a server restart). */
+  /** The replica hit (the server's name for a server restart). */
   readonly target: string
   /** A restart: from spawning the new process to its ready line (it serves). */
   readonly servingMs?: number
   /**
-   * From the heal (a restart's spawn, SIGCONT, the server back) until the replica(s) served a read and had
+   * From the heal (a restart's spawn, SIGCONT, the server back, the link healed) until the replica(s) served a read and had
    * applied every instance the others had applied when the previous poll began.
    */
   readonly caughtUpMs: number
@@ -96,7 +129,7 @@ export interface NemesisReport {
     /** Failures by gRPC status code. */
     readonly failureCodes: Readonly<Record<string, number>>
   }
-  readonly faults: Readonly<Record<FaultKind, number>>
+  readonly faults: Readonly<Partial<Record<FaultKind, number>>>
   readonly recoveries: ReadonlyArray<Recovery>
   readonly history: ReadonlyArray<HistoryEntry>
   readonly linearizability: LinearizabilityResult
@@ -151,21 +184,30 @@ export const runNemesis = async (options: NemesisOptions): Promise<NemesisReport
   try {
     const cluster = `nemesis${options.seed}`
     const secured = options.secure === true ? secureSetup(cluster) : undefined
-    const nats = await (secured === undefined ? startNats(harness) : harness.run(startNatsServer(secured.server)))
+    const site = await (options.site ?? localSite(secured?.server))(harness)
     const group = await startGroup(harness, {
       n: 3,
-      natsUrl: nats.url,
+      natsUrl: site.natsUrl,
       cluster,
+      ...(site.placement === undefined ? {} : { placement: site.placement }),
       extraArgs: ["--log-bytes", String(options.logBytes ?? DEFAULT_LOG_BYTES)],
       ...(secured !== undefined && { env: secured.replicaEnv })
     })
-    return await Effect.runPromise(Effect.scoped(nemesis(nats, group, options)))
+    return await Effect.runPromise(Effect.scoped(nemesis(site, group, options)))
   } finally {
     await harness.close()
   }
 }
 
-const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
+/** One nats-server on this machine's loopback (`server`: with authentication and TLS). */
+const localSite =
+  (server?: NatsServerOptions) =>
+  async (harness: Harness): Promise<NemesisSite> => {
+    const nats = await (server === undefined ? startNats(harness) : harness.run(startNatsServer(server)))
+    return { natsUrl: nats.url, servers: [{ name: "nats-server", kill: nats.kill, restart: nats.restart }] }
+  }
+
+const nemesis = (site: NemesisSite, group: Group, options: NemesisOptions) =>
   Effect.gen(function* () {
     const began = performance.now()
     const random = prng(options.seed)
@@ -209,6 +251,7 @@ const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
           yield* Effect.sleep("100 millis")
         }
       })
+    if (site.measure !== undefined) yield* site.measure.reset.pipe(Effect.orDie)
     const workload = yield* Effect.fork(
       Effect.forEach(clients, (_, c) => runClient(c), { concurrency: "unbounded", discard: true })
     )
@@ -289,25 +332,45 @@ const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
       }).pipe(Effect.scoped)
 
     const recoveries: Array<Recovery> = []
-    const faults: Record<FaultKind, number> = { kill: 0, pause: 0, "snapshot-restart": 0, "nats-restart": 0 }
+    const kinds = options.faultKinds ?? FAULT_KINDS
+    const faults: Partial<Record<FaultKind, number>> = Object.fromEntries(kinds.map((k) => [k, 0]))
     const inject = (kind: FaultKind) =>
       Effect.gen(function* () {
-        faults[kind]++
+        faults[kind] = (faults[kind] ?? 0) + 1
         if (kind === "nats-restart") {
           const downMs = between(300, 1_500)
-          say(`nats-server: kill -9, restart after ${downMs} ms`)
-          yield* nats.kill
+          const server =
+            site.servers.length === 1 ? site.servers[0]! : site.servers[Math.floor(random() * site.servers.length)]!
+          say(`${server.name}: kill -9, restart after ${downMs} ms`)
+          yield* server.kill
           yield* Effect.sleep(downMs)
-          yield* nats.restart.pipe(Effect.orDie)
+          yield* server.restart.pipe(Effect.orDie)
           const healedMs = performance.now()
           let slowest = 0
           for (let i = 0; i < ids.length; i++) slowest = Math.max(slowest, yield* caughtUp(i, healedMs))
-          recoveries.push({ fault: kind, target: "nats", caughtUpMs: slowest, snapshot: false })
+          recoveries.push({ fault: kind, target: server.name, caughtUpMs: slowest, snapshot: false })
           say(`  every replica caught up ${slowest.toFixed(0)} ms after the server was back`)
           return
         }
         const index = Math.floor(random() * ids.length)
         const id = ids[index]!
+        if (kind === "partition" || kind === "isolate") {
+          const cutOff = site.cutOff?.[kind]
+          if (cutOff === undefined) return yield* Effect.dieMessage(`this site cannot ${kind} a host`)
+          const cutMs = between(1_000, 3_000)
+          say(`${id}: ${kind === "partition" ? "host cut off at the link proxy" : "host link down"} for ${cutMs} ms`)
+          yield* cutOff(index, true).pipe(Effect.orDie)
+          yield* Effect.sleep(cutMs).pipe(Effect.ensuring(cutOff(index, false).pipe(Effect.orDie)))
+          const healedMs = performance.now()
+          yield* (site.healed ?? Effect.void).pipe(Effect.orDie)
+          const linkedMs = performance.now() - healedMs
+          const caughtUpMs = yield* caughtUp(index, healedMs)
+          recoveries.push({ fault: kind, target: id, caughtUpMs, snapshot: false })
+          say(
+            `  links whole ${linkedMs.toFixed(0)} ms after the heal; ${id} served and caught up at ${caughtUpMs.toFixed(0)} ms`
+          )
+          return
+        }
         if (kind === "pause") {
           const pausedMs = between(300, 3_000)
           say(`${id}: SIGSTOP for ${pausedMs} ms`)
@@ -336,7 +399,7 @@ const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
 
     // ---- the schedule: one fault of each kind (seeded order), then random ones until the time is up --------
     const deadline = performance.now() + options.faultsMs
-    const first = [...FAULT_KINDS]
+    const first = [...kinds]
     for (let i = first.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1))
       ;[first[i], first[j]] = [first[j]!, first[i]!]
@@ -348,7 +411,17 @@ const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
     }
     while (performance.now() < deadline) {
       const roll = random()
-      yield* inject(roll < 0.4 ? "kill" : roll < 0.8 ? "pause" : roll < 0.9 ? "snapshot-restart" : "nats-restart")
+      yield* inject(
+        options.faultKinds !== undefined
+          ? options.faultKinds[Math.floor(roll * options.faultKinds.length)]!
+          : roll < 0.4
+            ? "kill"
+            : roll < 0.8
+              ? "pause"
+              : roll < 0.9
+                ? "snapshot-restart"
+                : "nats-restart"
+      )
       yield* Effect.sleep(between(300, 1_500))
     }
 
@@ -356,6 +429,7 @@ const nemesis = (nats: NatsServer, group: Group, options: NemesisOptions) =>
     stopping = true
     yield* Fiber.join(workload)
     say(`clients stopped: ${counts.invoked} operations, ${counts.unknown} unknown outcomes`)
+    if (site.measure !== undefined) say(yield* site.measure.report.pipe(Effect.orDie))
     const finalValues = new Map<string, string | null>()
     for (let k = 0; k < (options.keys ?? 4); k++) {
       const key = `k${k}`
@@ -415,6 +489,14 @@ export const summarize = (report: NemesisReport): string => {
       .join(", ")}`,
     `restarts: ${restarts.length} (${restarts.filter((r) => r.snapshot).length} from a snapshot); max restart→serving ${max(restarts.map((r) => r.servingMs!)).toFixed(0)} ms, max restart→caught-up ${max(restarts.map((r) => r.caughtUpMs)).toFixed(0)} ms`,
     `pauses: max SIGCONT→caught-up ${max(report.recoveries.filter((r) => r.fault === "pause").map((r) => r.caughtUpMs)).toFixed(0)} ms; nats-server restarts: max back→caught-up ${max(report.recoveries.filter((r) => r.fault === "nats-restart").map((r) => r.caughtUpMs)).toFixed(0)} ms`,
+    ...(["partition", "isolate"] as const).flatMap((kind) => {
+      const healed = report.recoveries.filter((r) => r.fault === kind).map((r) => r.caughtUpMs)
+      return healed.length === 0
+        ? []
+        : [
+            `${kind}s: ${healed.length}, heal→resumed (served and caught up) ${healed.map((ms) => ms.toFixed(0)).join(", ")} ms`
+          ]
+    }),
     `history: ${report.history.length} operations, ${report.linearizability._tag} (checked in ${report.checkMs.toFixed(0)} ms); acknowledged writes lost: ${report.lostWrites.length}; state hashes: ${new Set(report.states.map((s) => s.stateHash)).size === 1 ? "converged" : "DIVERGED"}`
   ].join("\n")
 }

@@ -34,6 +34,8 @@ export interface ChildOptions {
   readonly onLine?: (line: string) => void
   /** Called when the child exits after it was ready, unless this scope was stopping it. */
   readonly onExit?: (exit: ChildExit) => void
+  /** A command that runs node in place (`ip netns exec <netns>` for a test's host): it must exec, not fork. */
+  readonly prefix?: ReadonlyArray<string>
 }
 
 /** How a child ended: its exit code, or the signal that killed it. */
@@ -100,7 +102,13 @@ const stop = (child: ChildProcess, name: string, timeoutMs: number) =>
 export const startReefChild = (options: ChildOptions) =>
   Effect.acquireRelease(
     Effect.async<ChildProcess, ChildStartError>((resume) => {
-      const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...reefArgv(options.args)], {
+      const command = [
+        ...(options.prefix ?? []),
+        process.execPath,
+        ...(options.nodeFlags ?? []),
+        ...reefArgv(options.args)
+      ]
+      const child = spawn(command[0]!, command.slice(1), {
         // fd 3: the parent-death pipe (watchParent); this process never writes to it.
         stdio: ["ignore", "pipe", "pipe", "pipe"],
         env: {

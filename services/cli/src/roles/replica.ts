@@ -91,6 +91,12 @@ export const replicaRole = defineRole({
         "the members of the running group of that name (refused if it runs without this id), else this replica alone"
     }),
     "kv-port": Opt.port({ description: "gRPC port of reef.v1.KV (0: a free one)", default: 0 }),
+    "kv-host": Opt.text({
+      description:
+        "address the KV and RESP ports listen on and are announced with (this machine's, for remote clients)",
+      placeholder: "HOST",
+      default: "127.0.0.1"
+    }),
     "resp-port": Opt.port({
       description: "Redis (RESP2/RESP3) port over the same replicated state (0: a free one)",
       defaultText: "none"
@@ -153,6 +159,7 @@ export const replicaRole = defineRole({
         members,
         natsUrl: context.natsUrl,
         grpcPort: input["kv-port"],
+        grpcHost: input["kv-host"],
         ...(input["resp-port"] === undefined ? {} : { respPort: input["resp-port"] }),
         ...(input.app === undefined
           ? {}
