@@ -71,6 +71,14 @@ fi
 if [ "${REEF_BENCH_PEERS:-0}" = 1 ]; then
   echo "bootstrap: etcd and the Go etcd load generator (apt + offline go build)"
   bash bench/go/build.sh >/dev/null
+  # Native ZooKeeper for `pnpm bench redis`, driven by its own Java client (bench/java/ZkLoad.java, which javac
+  # from the JDK compiles on first use).
+  if [ ! -e /usr/share/java/zookeeper.jar ] || ! command -v javac >/dev/null 2>&1; then
+    echo "bootstrap: installing zookeeper and a JDK (apt)"
+    apt_install --no-install-recommends zookeeper default-jdk-headless
+    # Debian's zookeeperd would start a system service on 2181; the benchmark starts its own ensembles.
+    if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now zookeeper >/dev/null 2>&1 || true; fi
+  fi
 fi
 
 # pnpm pinned exactly (no packageManager field: newer pnpm then refuses the registry signature).

@@ -7,7 +7,9 @@
  * pipelining 1 and 16). Every contender of one size is measured in the same interleaved rounds (the harness's
  * A B C, A B C), reported as median and min–max.
  *
- * Not measured here: native ZooKeeper (the issue's other peer; not built in this session) and N = 9.
+ * And native ZooKeeper at the same N (Debian's package; its own Java client: setData, and sync + getData for a
+ * consistent read; bench/src/peers/zookeeper.ts), with the same requests in flight as etcd.
+ * Not measured: N = 9 (nine replica processes and nine JVMs do not fit this 2-core machine's memory or time).
  */
 import type { ChildProcess } from "node:child_process"
 import { startReefChild, stopTogetherOnClose } from "@reef/devkit"
@@ -31,8 +33,12 @@ import {
   etcdLoadAvailable,
   runEtcdLoad,
   runRedisLoad,
+  runZkLoad,
   startEtcdCluster,
-  startRedis
+  startRedis,
+  startZooKeeperEnsemble,
+  type ZooKeeperEnsemble,
+  zookeeperAvailable
 } from "./peers/index.js"
 
 const CONCURRENCY = 50
@@ -89,7 +95,9 @@ const startReefRedis = (natsUrl: string, n: number) =>
           env: { OTEL_SDK_DISABLED: "true" },
           startTimeoutMs: 90_000,
           onLine: (line) => {
-            if (line.includes("self-quit") || line.includes("ERROR")) console.log(`  [redis${n}/${id}] ${line}`)
+            if (line.includes("self-quit") || line.includes("ERROR") || line.startsWith("reef:")) {
+              console.log(`  [redis${n}/${id}] ${line}`)
+            }
           }
         }),
       { concurrency: "unbounded" }
@@ -128,6 +136,27 @@ const etcdRates = async (
   }
 }
 
+/** ZooKeeper's four rates from one client run (SET and consistent GET at 50 and 800 in flight). */
+const zkRates = async (ensemble: ZooKeeperEnsemble, quick: boolean, failures: Array<string>): Promise<Rates> => {
+  try {
+    const [set1, get1, set16, get16] = await runZkLoad(ensemble, {
+      phases: [
+        { op: "set", inFlight: CONCURRENCY },
+        { op: "get", inFlight: CONCURRENCY },
+        { op: "set", inFlight: CONCURRENCY * 16 },
+        { op: "get", inFlight: CONCURRENCY * 16 }
+      ],
+      durationMs: quick ? 1_200 : 2_500,
+      valueBytes: VALUE_BYTES,
+      keys: KEY_SPACE
+    })
+    return { set1: set1!, get1: get1!, set16: set16!, get16: get16! }
+  } catch (error) {
+    failures.push(`ZooKeeper: ${(error as Error).message.split("\n")[0]}`)
+    return { set1: Number.NaN, get1: Number.NaN, set16: Number.NaN, get16: Number.NaN }
+  }
+}
+
 const OPS = [
   ["set1", "SET", 1],
   ["get1", "GET", 1],
@@ -148,6 +177,8 @@ export const run = async (quick: boolean) => {
       () => false
     ))
   if (!withEtcd) console.log("etcd load generator unavailable (REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh): no etcd")
+  const withZk = zookeeperAvailable()
+  if (!withZk) console.log("ZooKeeper or javac missing (REEF_BENCH_PEERS=1 bash scripts/bootstrap.sh): no ZooKeeper")
 
   const nats = await inScope(startNatsServer({ jetstream: false }))
   const redis = await startRedis()
@@ -156,11 +187,18 @@ export const run = async (quick: boolean) => {
       console.log(`Reef-Redis N = ${n}${withEtcd ? `, etcd N = ${n}` : ""} and un-replicated Redis, interleaved`)
       const group = await inScope(startReefRedis(nats.value.url, n))
       const etcd = withEtcd ? await startEtcdCluster({ n, unsafeNoFsync: true }) : undefined
+      const zk = withZk
+        ? await startZooKeeperEnsemble(n).catch((error: Error) => {
+            failures.push(`ZooKeeper N = ${n}: ${error.message}`)
+            return undefined
+          })
+        : undefined
       try {
         const contenders = {
           reef: () => redisBenchmark(group.value[0]!, quick, true),
           redis: () => redisBenchmark(redis.port, quick, false),
-          ...(etcd === undefined ? {} : { etcd: () => etcdRates(etcd, quick, failures) })
+          ...(etcd === undefined ? {} : { etcd: () => etcdRates(etcd, quick, failures) }),
+          ...(zk === undefined ? {} : { zookeeper: () => zkRates(zk, quick, failures) })
         }
         // --quick: no reruns of busy rounds (they are still marked), to stay within a few minutes.
         const options = { quick, label: `redis N=${n}`, ...(quick ? { maxRerunsPerRound: 0 } : {}) }
@@ -204,11 +242,37 @@ export const run = async (quick: boolean) => {
               (v) => v.etcd![key]
             )
           }
+          if (zk !== undefined && rounds.every((r) => Number.isFinite(r.values.zookeeper![key]))) {
+            ratios[`reefRedisN${n}OverZooKeeper${op === "SET" ? "Set" : "Get"}${CONCURRENCY * pipeline}InFlight`] =
+              ratioOf(
+                {
+                  numerator: `Reef-Redis N = ${n} ${op}, ${CONCURRENCY * pipeline} in flight (redis-benchmark) (/s)`,
+                  denominator: `ZooKeeper N = ${n} ${op === "SET" ? "setData" : "sync + getData"}, ${CONCURRENCY * pipeline} in flight (Java client) (/s)`,
+                  conditions: {
+                    inFlight: CONCURRENCY * pipeline,
+                    valueBytes: VALUE_BYTES,
+                    keySpace: KEY_SPACE,
+                    consistentReads: true,
+                    durability: "none: Reef in memory, ZooKeeper forceSync=no"
+                  },
+                  note: "different clients (redis-benchmark vs ZooKeeper's Java client), same requests in flight"
+                },
+                rounds,
+                (v) => v.reef![key],
+                (v) => v.zookeeper![key]
+              )
+          }
           for (const series of Object.keys(contenders)) {
             if (!rounds.every((r) => Number.isFinite(r.values[series]![key]))) continue
             const figure = figureOf(rounds, (v) => v[series]![key])
             figures[`${series}N${n}${key}`] = figure
-            const label = series === "reef" ? "Reef-Redis" : series === "redis" ? "redis-server (1 node)" : "etcd"
+            const labels: Record<string, string> = {
+              reef: "Reef-Redis",
+              redis: "redis-server (1 node)",
+              etcd: "etcd",
+              zookeeper: "ZooKeeper"
+            }
+            const label = labels[series] ?? series
             if (series !== "redis" || n === SIZES[0]) {
               points.push({
                 series: `${label} ${op} P${pipeline}`,
@@ -222,6 +286,7 @@ export const run = async (quick: boolean) => {
         }
       } finally {
         await etcd?.stop()
+        await zk?.stop()
         await group.close()
       }
     }
@@ -241,7 +306,7 @@ export const run = async (quick: boolean) => {
     ratios,
     curves: {
       throughput: {
-        title: "redis-benchmark -t set,get -c 50 -d 256: Reef-Redis, etcd and one redis-server",
+        title: "SET and consistent GET, 256 B: Reef-Redis, etcd, ZooKeeper and one redis-server",
         x: { title: "replicas (N)" },
         y: { title: "requests (/s)", scale: "log" },
         points,

@@ -140,14 +140,16 @@ export const startLocalRedis = async (binary = "redis-server"): Promise<LocalRed
     { stdio: ["pipe", "ignore", "inherit"] }
   )
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  for (let attempt = 0; ; attempt++) {
+  // A loaded machine can take seconds to start it: wait up to 60 s, or until it exits.
+  const deadline = Date.now() + 60_000
+  for (;;) {
     try {
       const link = await RedisLink.connect(port)
       const pong = await link.call("PING")
       link.close()
       if (pong.t !== "error") break
     } catch (error) {
-      if (attempt > 200 || child.exitCode !== null) {
+      if (Date.now() > deadline || child.exitCode !== null) {
         child.kill("SIGKILL")
         throw new Error(`redis-server on port ${port} did not start: ${(error as Error).message}`)
       }

@@ -30,3 +30,10 @@ export {
   runRedisLoad,
   startRedis
 } from "./redis.js"
+export {
+  runZkLoad,
+  startZooKeeperEnsemble,
+  type ZkPhase,
+  type ZooKeeperEnsemble,
+  zookeeperAvailable
+} from "./zookeeper.js"
