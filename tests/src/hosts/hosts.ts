@@ -140,7 +140,7 @@ const natsConfig = (
  * Host `host`'s nats-server (`startServerProcess`, run through `ip netns exec`), restartable: each life in a
  * scope of its own, the current one closed when `scope` closes.
  */
-const hostNats = (binary: string, host: Host, configFile: string) =>
+export const startHostNats = (binary: string, host: Host, configFile: string) =>
   Effect.gen(function* () {
     let life: { readonly scope: Scope.CloseableScope; readonly server: ServerProcess } | undefined
     const stop = Effect.suspend(() => {
@@ -211,32 +211,10 @@ export const startHosts = (options: HostsOptions) =>
       const storeDir = join(storeRoot, host.name)
       const configFile = join(storeRoot, `${host.name}.conf`)
       writeFileSync(configFile, natsConfig(host, i, hosts, gateway, proxy.ports, storeDir, options.jetstream === true))
-      servers.push(yield* hostNats(binary, host, configFile))
+      servers.push(yield* startHostNats(binary, host, configFile))
     }
-    const routeCounts = Effect.forEach(
-      hosts,
-      (host) =>
-        Effect.tryPromise({
-          try: async () => {
-            const response = await fetch(`http://${host.address}:${NATS_MONITOR_PORT}/routez`, {
-              signal: AbortSignal.timeout(2_000)
-            })
-            const body = (await response.json()) as { routes?: Array<{ remote_id: string }> }
-            return new Set((body.routes ?? []).map((r) => r.remote_id)).size
-          },
-          catch: (cause) => new HostsError({ reason: `routez of ${host.name}: ${cause}` })
-        }),
-      { concurrency: "unbounded" }
-    )
-    const routesFormed = (seconds = 30) =>
-      routeCounts.pipe(
-        Effect.filterOrFail(
-          (counts) => counts.every((c) => c >= hosts.length - 1),
-          (counts) => new HostsError({ reason: `routes per server: ${counts.join(", ")}` })
-        ),
-        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(`${seconds} seconds`))),
-        Effect.asVoid
-      )
+    const routeCounts = routeCountsOf(hosts)
+    const routesFormed = (seconds = 30) => routesFormedOf(hosts, seconds)
     yield* routesFormed()
     say(
       `NATS cluster of ${hosts.length} formed through the link proxy (${options.delayMs ?? 0} ms ± ${options.jitterMs ?? 0} ms per link)`
@@ -256,3 +234,32 @@ export const startHosts = (options: HostsOptions) =>
     }
     return result
   })
+
+/** How many other servers each host's nats-server has a route to (its /routez on the monitoring port). */
+export const routeCountsOf = (hosts: ReadonlyArray<Host>) =>
+  Effect.forEach(
+    hosts,
+    (host) =>
+      Effect.tryPromise({
+        try: async () => {
+          const response = await fetch(`http://${host.address}:${NATS_MONITOR_PORT}/routez`, {
+            signal: AbortSignal.timeout(2_000)
+          })
+          const body = (await response.json()) as { routes?: Array<{ remote_id: string }> }
+          return new Set((body.routes ?? []).map((r) => r.remote_id)).size
+        },
+        catch: (cause) => new HostsError({ reason: `routez of ${host.name}: ${cause}` })
+      }),
+    { concurrency: "unbounded" }
+  )
+
+/** Waits until every host's server has a route to every other one (a liveness bound, not a timing claim). */
+export const routesFormedOf = (hosts: ReadonlyArray<Host>, seconds = 30) =>
+  routeCountsOf(hosts).pipe(
+    Effect.filterOrFail(
+      (counts) => counts.every((c) => c >= hosts.length - 1),
+      (counts) => new HostsError({ reason: `routes per server: ${counts.join(", ")}` })
+    ),
+    Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(`${seconds} seconds`))),
+    Effect.asVoid
+  )
