@@ -154,10 +154,14 @@ const applyMutation = (bytes: Uint8Array, m: Mutation, seeds: ReadonlyArray<Uint
 }
 
 /** Valid encodings with one to four mutations each (seeds must not be empty). */
-export const mutatedBytes = (seeds: ReadonlyArray<Uint8Array>): fc.Arbitrary<Uint8Array> =>
-  fc
-    .tuple(fc.nat({ max: seeds.length - 1 }), fc.array(mutationArb, { minLength: 1, maxLength: 4 }))
-    .map(([i, mutations]) => mutations.reduce((b, m) => applyMutation(b, m, seeds), seeds[i]!))
+export const mutatedBytes = (seeds: ReadonlyArray<Uint8Array>): fc.Arbitrary<Uint8Array> => {
+  // Plain copies: a Buffer's slice() is a view, so mutating "a copy" of a Buffer seed changed the seed itself
+  // and every later case started from a broken one.
+  const own: ReadonlyArray<Uint8Array> = seeds.map((s) => Uint8Array.from(s))
+  return fc
+    .tuple(fc.nat({ max: own.length - 1 }), fc.array(mutationArb, { minLength: 1, maxLength: 4 }))
+    .map(([i, mutations]) => mutations.reduce<Uint8Array>((b, m) => applyMutation(b, m, own), own[i]!))
+}
 
 /** Random bytes, short most of the time. */
 export const randomBytes = (maxLength = 512): fc.Arbitrary<Uint8Array> =>
