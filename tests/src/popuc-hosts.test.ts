@@ -3,7 +3,7 @@
  * cluster with one server per host, every route through the link proxy with 1 ms ± 0.1 ms of one-way delay
  * (hosts/hosts.ts), and a 3-replica group with one replica per host, each on its own host's server. The
  * nemesis of popuc-nemesis.ts runs with concurrent clients and, in a seeded order: a host cut off at the
- * proxy and healed, a host's link down and up (its clients cut off too), a kill -9 and restart of a replica
+ * proxy and healed (ΔI calibrated at bootstrap over the delayed links, as in production), a host's link down and up (its clients cut off too), a kill -9 and restart of a replica
  * on its host, and a kill -9 of one host's nats-server. The history must be linearizable, no acknowledged
  * write lost, the states converged; the time from each heal until the replica served and caught up is
  * printed, with the delay the proxy really added.
@@ -66,6 +66,8 @@ describeHosts(title, () => {
       seed,
       site: hostsSite(seed),
       faultKinds: kinds,
+      // ΔI calibrated with the peers over the delayed links, as a production replica does.
+      calibrate: true,
       say: (line) => console.log(line)
     })
     const context = `${summarize(report)}\n${report.events.join("\n")}`

@@ -96,6 +96,8 @@ export interface NemesisOptions {
   readonly secure?: boolean
   /** Starts where the group runs (one local nats-server by default). */
   readonly site?: (harness: Harness) => Promise<NemesisSite>
+  /** Calibrate ΔI with the peers at bootstrap, as in production, instead of a fixed 30 ms (popuc-harness.ts). */
+  readonly calibrate?: boolean
   /** The first faults, one of each in a seeded order (the first four kinds by default); later ones too. */
   readonly faultKinds?: ReadonlyArray<FaultKind>
 }
@@ -190,6 +192,7 @@ export const runNemesis = async (options: NemesisOptions): Promise<NemesisReport
       natsUrl: site.natsUrl,
       cluster,
       ...(site.placement === undefined ? {} : { placement: site.placement }),
+      ...(options.calibrate === true && { calibrate: true }),
       extraArgs: ["--log-bytes", String(options.logBytes ?? DEFAULT_LOG_BYTES)],
       ...(secured !== undefined && { env: secured.replicaEnv })
     })
@@ -220,6 +223,12 @@ const nemesis = (site: NemesisSite, group: Group, options: NemesisOptions) =>
     const between = (lo: number, hi: number) => Math.round(lo + random() * (hi - lo))
     const { ids, addresses } = group
     const timeoutMs = options.callTimeoutMs ?? 3_000
+    // Where each replica runs and the round period it settled on (its ΔI, fixed or calibrated).
+    for (const id of ids) {
+      say(
+        `${id}: ${group.processes.get(id)?.lines.find((line) => line.startsWith("reef ready:")) ?? "(no ready line)"}`
+      )
+    }
 
     // ---- clients: each on its own replica, recording until told to stop ------------------------------------
     const recorder = new HistoryRecorder()
