@@ -3,7 +3,7 @@
  * machine (../shared/papers/airdb-s2mr.txt §5):
  *
  *   1. p99 latency against throughput for the YCSB workloads (1 KB values; all five in a full run, read-heavy
- *      and update-heavy with --quick): AirDB on JetStream and on Redis, SLSMR (three servers replaying the same
+ *      alone with --quick): AirDB on JetStream and on Redis, SLSMR (three servers replaying the same
  *      JetStream log) and etcd (three members, strict serializable), plus AirDB on Azurite as the slow-storage
  *      point, each curve whole; the headline, read-heavy AirDB against etcd, at one stated concurrency in
  *      interleaved rounds;
@@ -67,7 +67,7 @@ interface Plan {
 
 const QUICK: Plan = {
   keySpace: 2_000,
-  workloads: ["read-heavy", "update-heavy"],
+  workloads: ["read-heavy"],
   points: [8, 32],
   operatingPoint: 32,
   durationMs: 1_500,

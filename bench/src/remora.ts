@@ -56,6 +56,8 @@ const DISPATCH_POLICIES = (quick: boolean): ReadonlyArray<{ policy: PolicyName; 
       ]
 
 const figureSettings = (quick: boolean): FigureSettings => ({
+  // --quick: the two policies its ratios compare; a full run draws all five.
+  ...(quick ? { policies: ["round-robin", "sfs"] as const } : {}),
   objects: quick ? [2, 5] : [2, 3, 5],
   zipfs: quick ? [0.9] : [0.8, 0.9],
   workerCounts: quick ? [1, 8] : [1, 2, 3, 4, 6, 8],
@@ -390,7 +392,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         title: `Fig. 5 (${tag}): scheduling policies, YCSB zipf ${zipf}, median and min–max of ${repeatsNote}`,
         x: { title: "objects per transaction", ticks: s.objects },
         y: { title: "throughput (tx/s)" },
-        points: FIG5_POLICIES.flatMap((p) =>
+        points: (s.policies ?? FIG5_POLICIES).flatMap((p) =>
           s.objects.map((o) => ({
             series: p,
             x: o,

@@ -44,6 +44,8 @@ export interface Backend {
 }
 
 export interface FigureSettings {
+  /** Fig. 5's policies (default all five). */
+  readonly policies?: ReadonlyArray<PolicyName>
   readonly objects: ReadonlyArray<number>
   readonly zipfs: ReadonlyArray<number>
   readonly workerCounts: ReadonlyArray<number>
@@ -102,7 +104,7 @@ export const runFigures = async (
   // Fig. 5: scheduling policies on contended YCSB; no separation, no use of the consensus window (§6.3).
   for (const zipf of s.zipfs) {
     for (const objects of s.objects) {
-      for (const policy of FIG5_POLICIES) {
+      for (const policy of s.policies ?? FIG5_POLICIES) {
         const m = await measure({
           figure: "Fig. 5",
           name: `${policy}, ${objects} objects, zipf ${zipf}`,
