@@ -348,7 +348,8 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
             dispatchTps: dispatchFig(policyKey(d), (r) => r.dispatchTps),
             wallCompletedTps: dispatchFig(policyKey(d), (r) => r.wallDispatchTps),
             admissionTps: dispatchFig(policyKey(d), (r) => r.admissionTps),
-            coordinatorCpuUsPerTx: dispatchFig(policyKey(d), (r) => r.cpuUsPerTx)
+            coordinatorCpuUsPerTx: dispatchFig(policyKey(d), (r) => r.cpuUsPerTx),
+            refusedPerRound: dispatchRounds.map((r) => (r.values[policyKey(d)] as ExperimentResult).refused ?? 0)
           }
         ])
       ),

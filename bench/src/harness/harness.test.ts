@@ -195,8 +195,10 @@ describe("plots", () => {
       expect(image.drawn, file).toBeGreaterThan(500)
     }
     const svgs = readdirSync(resultsDir).filter((f) => f.endsWith(".svg"))
+    const listed = new Set(readResults(resultsDir).flatMap((r) => r.plots ?? []))
     for (const file of svgs) {
       expect(specs, `${file} has its Vega-Lite spec beside it`).toContain(file.replace(/\.svg$/, ".vl.json"))
+      expect(listed.has(file), `${file} is a plot of a current result`).toBe(true)
     }
   })
 })

@@ -79,6 +79,8 @@ export interface ExperimentResult {
   readonly wallDispatchTps: number
   /** burst: transactions admitted into the pool per CPU-second. */
   readonly admissionTps: number
+  /** burst: transactions the pool refused at admission (they get no receipt and are not counted). */
+  readonly refused?: number
   /** burst: coordinator process CPU (user + system) per completed transaction, admission included, µs. */
   readonly cpuUsPerTx: number
   readonly exhausted: boolean
@@ -170,11 +172,11 @@ const openLoop = async (handle: CoordinatorHandle, txs: ReadonlyArray<Transactio
     while (next < due) {
       const at = performance.now()
       const counted = at >= from && at < to
-      if (counted) measured++
-      driver.submit(txs[next++]!, (r) => {
+      const outcome = driver.submit(txs[next++]!, (r) => {
         tallyReceipt(tally, r)
         if (counted) latencies.push(performance.now() - at)
       })
+      if (counted && outcome.accepted) measured++
     }
   }
   const timer = setInterval(submit, 1)
@@ -194,17 +196,21 @@ const burst = async (handle: CoordinatorHandle, txs: ReadonlyArray<Transaction>)
   const tally: Tally = { completed: 0, invalid: 0, aborted: 0, transfers: 0 }
   const cpu = process.cpuUsage()
   const started = performance.now()
-  for (const tx of txs) driver.submit(tx, (r) => tallyReceipt(tally, r))
+  // Only an admitted transaction gets a receipt; one the pool refuses is counted apart.
+  let accepted = 0
+  for (const tx of txs) if (driver.submit(tx, (r) => tallyReceipt(tally, r)).accepted) accepted++
   const admitUsed = process.cpuUsage(cpu)
-  await waitFor(() => tally.completed >= txs.length, 300_000, "the burst's receipts")
+  await waitFor(() => tally.completed >= accepted, 300_000, "the burst's receipts")
   const finished = performance.now()
   const used = process.cpuUsage(cpu)
   const usedUs = used.user + used.system
+  const completed = Math.max(1, tally.completed)
   return {
-    dispatchTps: txs.length / (usedUs / 1e6),
-    wallDispatchTps: txs.length / ((finished - started) / 1000),
+    dispatchTps: completed / (usedUs / 1e6),
+    wallDispatchTps: completed / ((finished - started) / 1000),
     admissionTps: txs.length / ((admitUsed.user + admitUsed.system) / 1e6),
-    cpuUsPerTx: usedUs / txs.length,
+    cpuUsPerTx: usedUs / completed,
+    refused: txs.length - accepted,
     tally
   }
 }
@@ -255,6 +261,7 @@ export const runExperiment = async (natsUrl: string, e: Experiment): Promise<Exp
       return {
         ...base,
         ...summary(b.tally),
+        refused: b.refused,
         throughput: 0,
         dispatchTps: round(b.dispatchTps, 0),
         wallDispatchTps: round(b.wallDispatchTps, 0),
