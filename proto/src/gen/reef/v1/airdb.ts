@@ -1742,6 +1742,8 @@ export const AirDBService = {
   /**
    * One transaction: its operations run in order against one snapshot, then it commits or aborts (a
    * conflict is retried by the server up to `max_attempts`; a failed compare aborts without a retry).
+   * At most 1024 operations; a key may be put or deleted at most once per request (as etcd: INVALID_ARGUMENT
+   * otherwise); reads and compares see the request's earlier writes.
    */
   transact: {
     path: "/reef.v1.AirDB/Transact" as const,
@@ -1753,7 +1755,7 @@ export const AirDBService = {
       Buffer.from(AirDbTransactResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AirDbTransactResponse => AirDbTransactResponse.decode(value),
   },
-  /** A linearizable read. */
+  /** A linearizable read: a read-only transaction of one key; snapshot_entries is its snapshot. */
   get: {
     path: "/reef.v1.AirDB/Get" as const,
     requestStream: false as const,
@@ -1798,9 +1800,11 @@ export interface AirDBServer extends UntypedServiceImplementation {
   /**
    * One transaction: its operations run in order against one snapshot, then it commits or aborts (a
    * conflict is retried by the server up to `max_attempts`; a failed compare aborts without a retry).
+   * At most 1024 operations; a key may be put or deleted at most once per request (as etcd: INVALID_ARGUMENT
+   * otherwise); reads and compares see the request's earlier writes.
    */
   transact: handleUnaryCall<AirDbTransactRequest, AirDbTransactResponse>;
-  /** A linearizable read. */
+  /** A linearizable read: a read-only transaction of one key; snapshot_entries is its snapshot. */
   get: handleUnaryCall<AirDbGetRequest, AirDbGetResponse>;
   /** A blind write, committed before the reply. */
   put: handleUnaryCall<AirDbPutRequest, AirDbPutResponse>;
@@ -1813,6 +1817,8 @@ export interface AirDBClient extends Client {
   /**
    * One transaction: its operations run in order against one snapshot, then it commits or aborts (a
    * conflict is retried by the server up to `max_attempts`; a failed compare aborts without a retry).
+   * At most 1024 operations; a key may be put or deleted at most once per request (as etcd: INVALID_ARGUMENT
+   * otherwise); reads and compares see the request's earlier writes.
    */
   transact(
     request: AirDbTransactRequest,
@@ -1829,7 +1835,7 @@ export interface AirDBClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AirDbTransactResponse) => void,
   ): ClientUnaryCall;
-  /** A linearizable read. */
+  /** A linearizable read: a read-only transaction of one key; snapshot_entries is its snapshot. */
   get(
     request: AirDbGetRequest,
     callback: (error: ServiceError | null, response: AirDbGetResponse) => void,
