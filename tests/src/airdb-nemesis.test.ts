@@ -27,5 +27,6 @@ describe("AirDB under a nemesis", () => {
     ).toEqual([])
     expect(report.appends.lost, context).toEqual([])
     expect(report.disagreements, context).toEqual([])
+    expect(report.startFailures, context).toEqual([])
   }, 240_000)
 })

@@ -48,6 +48,8 @@ export interface AirDbNemesisReport {
   readonly faults: Readonly<Record<AirDbFault, number>>
   /** Per restarted client: ms from spawn to serving. */
   readonly restartsMs: ReadonlyArray<number>
+  /** Restarts that printed no ready line within their bound (each was tried again). */
+  readonly startFailures: ReadonlyArray<string>
   readonly elle: CheckResult
   /** Keys whose final lists differ between clients. */
   readonly disagreements: ReadonlyArray<string>
@@ -252,6 +254,7 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     "storage-pause": 0
   }
   const restartsMs: Array<number> = []
+  const startFailures: Array<string> = []
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
   /** Waits until `id` answers a Get (a liveness bound, not a performance claim). */
   const serving = async (id: string) => {
@@ -280,7 +283,17 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
         c.process.child.kill("SIGKILL")
         await c.process.exited
         const spawned = performance.now()
-        await start(id, c.incarnation + 1)
+        // A start that prints no ready line within its bound is a finding (reported), then tried again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await start(id, c.incarnation + attempt)
+            break
+          } catch (e) {
+            startFailures.push(`${id}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`)
+            say(`  ${id} did not start (attempt ${attempt}): ${startFailures.at(-1)}`)
+            if (attempt >= 3) throw e
+          }
+        }
         await serving(id)
         restartsMs.push(performance.now() - spawned)
         say(`  ${id} serves again ${(performance.now() - spawned).toFixed(0)} ms after the restart`)
@@ -384,6 +397,7 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     appends: { acknowledged: acked, lost },
     faults,
     restartsMs,
+    startFailures,
     elle,
     disagreements,
     events
@@ -398,6 +412,7 @@ export const summarizeAirDb = (r: AirDbNemesisReport): string =>
       .map(([k, n]) => `${k} ${n}`)
       .join(", ")}`,
     `restarted clients served again after ${r.restartsMs.map((ms) => (ms / 1000).toFixed(1)).join(", ") || "-"} s`,
+    `restarts that did not come up in time: ${r.startFailures.length}`,
     `acknowledged appends ${r.appends.acknowledged}, lost or duplicated ${r.appends.lost.length}`,
     `Elle (strict serializable): ${r.elle.valid ? "valid" : r.elle.anomalies.map((a) => a.type).join(", ")} over ${r.elle.stats.txns} transactions`,
     `clients disagree on ${r.disagreements.length} keys`
