@@ -9,7 +9,9 @@
  *   - the snapshotter: keeps the timely-snapshot invariant (begin-snapshot, blocks, index, chain record) and
  *     merges snapshots (recursive compaction).
  *
- * Everything decided (outcomes, chains, plans) comes from the pure cores in src/core.
+ * What the client has materialised (tail, state-log view, adopted chain) and the read path's decisions live
+ * in the pure ClientState (src/core/client-state.ts); outcomes, chains and plans come from the other cores in
+ * src/core. The simulator's broken clients are variants of those decisions, never switches in this file.
  */
 import { randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
@@ -19,12 +21,10 @@ import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "../core/blocks.js"
-import { type Chain, chainEnd, emptyChain, extendChain, type LogLocation, mergeIntoChain } from "../core/chain.js"
-import type { decide } from "../core/conflict.js"
+import { type Chain, chainEnd, extendChain, type LogLocation, mergeIntoChain } from "../core/chain.js"
+import { ClientState, type CoreVariant, type ReadStep } from "../core/client-state.js"
 import {
-  applyStateRecord,
   confirmBegin,
-  emptyStateView,
   planExtension,
   planMerge,
   type StateRecord,
@@ -32,12 +32,10 @@ import {
   type StoreConfig
 } from "../core/coordination.js"
 import { compareKeys } from "../core/partial-state.js"
-import { CommandReplay } from "../core/replay.js"
-import { admitsEntry, needsSnapshot } from "../core/timely.js"
+import type { CommandReplay } from "../core/replay.js"
 import {
   type CommandEntry,
   checkedKeys,
-  entryOf,
   type Intention,
   type Key,
   type KeyState,
@@ -143,17 +141,10 @@ export interface AirDbClient {
   readonly dump: Effect.Effect<{ readonly snapshot: number; readonly state: ReadonlyMap<Key, Uint8Array> }, AirDbError>
 }
 
-/**
- * Ways to break the client on purpose: the simulator runs them to show that its checks catch each one (a
- * checker that never fails proves nothing). Never set outside the simulator.
- */
+/** What the simulator plugs into a client: a variant of the core's decisions, and a view of what it submits. */
 export interface ClientHooks {
-  /** Replaces the commit decision (e.g. one that never aborts). */
-  readonly decide?: typeof decide
-  /** ⊕ of stored snapshots keeps the older state of a key both hold (the newer one is not merged in). */
-  readonly mergeKeepsOlder?: boolean
-  /** Appends whatever n − i_k is. */
-  readonly ignoreTimelyBound?: boolean
+  /** The core's decisions (the simulator's deliberately broken variants; production: the standard ones). */
+  readonly variant?: CoreVariant
   /** Called with each intention a transaction submits (the simulator maps attempts to its history). */
   readonly onSubmit?: (intention: Intention) => void
 }
@@ -205,17 +196,15 @@ class Client {
   stateLog: SharedLog
   readonly reader: SnapshotReader
 
-  // The command log as applied: replay.next entries, the next at `cursor`.
-  replay: CommandReplay = new CommandReplay({ base: 0, next: 0, window: 1 })
+  /** What this client has materialised and the decisions about it (the pure core). */
+  readonly state: ClientState
+  // The command log as applied: state.next entries, the next at `cursor`.
   cursor!: LogCursor
   readonly applyLock = Effect.unsafeMakeSemaphore(1)
 
-  // The state log as applied.
-  view: StateView = emptyStateView
+  // The state log as applied up to `stateCursor`.
   stateCursor!: LogCursor
   readonly stateLock = Effect.unsafeMakeSemaphore(1)
-  /** The chain whose snapshots reads use (its end is the replay's base). */
-  adopted: Chain = emptyChain
 
   // Bus stand.
   /** Riders waiting for the next bus: each is resumed with the tail it checked (a callback, not a fiber). */
@@ -261,11 +250,25 @@ class Client {
     readonly hooks: ClientHooks = {}
   ) {
     this.id = options.clientId
+    this.state = new ClientState(hooks.variant)
     this.config = options.create
     this.reader = new SnapshotReader(store, options.cacheBytes)
     this.telemetry = new AirDbTelemetry(options.store)
     this.cmdLog = this.makeCommandLog(this.config)
     this.stateLog = this.makeStateLog(this.config)
+  }
+
+  get replay(): CommandReplay {
+    return this.state.replay
+  }
+
+  get view(): StateView {
+    return this.state.view
+  }
+
+  /** The chain whose snapshots reads use (its end is the replay's base). */
+  get adopted(): Chain {
+    return this.state.adopted
   }
 
   private makeCommandLog(config: StoreConfig): SharedLog {
@@ -327,11 +330,11 @@ class Client {
       yield* traced("airdb.cold-start.index-load", {}, (span) =>
         Effect.gen(function* () {
           self.stateCursor = self.stateLog.lastSegmentCursor()
-          self.view = { ...emptyStateView, config: self.config, next: self.stateCursor.index }
+          self.state.resetView(self.config, self.stateCursor.index)
           yield* self.syncStateLogUnlocked()
           const chain = self.view.chain
           yield* self.reader.ensureIndexes(chain.snapshots).pipe(Effect.mapError(toStorageError("load indexes")))
-          self.adopted = chain
+          self.state.start(self.config, chain)
           span?.attribute("snapshots", chain.snapshots.length)
           span?.attribute("index.bytes", self.reader.indexBytes())
           span?.attribute("chain.end", chainEnd(chain))
@@ -340,12 +343,6 @@ class Client {
       yield* traced("airdb.cold-start.tail-replay", {}, (span) =>
         Effect.gen(function* () {
           const chain = self.adopted
-          self.replay = new CommandReplay({
-            base: chainEnd(chain),
-            next: chain.replayFrom.index,
-            window: self.config.conflictWindow,
-            ...(self.hooks.decide === undefined ? {} : { decide: self.hooks.decide })
-          })
           self.cursor = yield* (
             chain.snapshots.length === 0
               ? Effect.succeed(self.cmdLog.startCursor())
@@ -422,7 +419,7 @@ class Client {
         // Fewer than asked: the read reached the tail (what writers append meanwhile is the next bus's).
         if (tail === undefined && got.records.length < SYNC_READ_RECORDS && !self.cmdLog.isSealed(self.cursor)) break
       }
-      if (self.options.snapshots && needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)) {
+      if (self.options.snapshots && self.state.snapshotDue(self.config.timely)) {
         yield* Queue.offer(self.snapshotBell, undefined)
       }
       return self.replay.next
@@ -458,7 +455,7 @@ class Client {
     _location: LogLocation,
     history?: ReadonlyMap<Key, number | undefined>
   ): void {
-    const outcomes = this.replay.apply(entry, history)
+    const outcomes = this.state.applyEntry(entry, history)
     this.telemetry.onEntry()
     for (const o of outcomes) {
       if (o._tag === "Committed") this.counters.committed++
@@ -467,7 +464,10 @@ class Client {
     if (entry.writer === this.id) {
       this.lastOwnEntry = entry.index
       this.ownBatches.set(entry.batch, outcomes)
-      for (const o of outcomes) this.telemetry.onOwnOutcome(o._tag === "Committed")
+      for (const o of outcomes) {
+        this.telemetry.onOwnOutcome(o._tag === "Committed")
+        if (o._tag === "Aborted") this.telemetry.onAbort(o.reason)
+      }
     }
   }
 
@@ -496,6 +496,10 @@ class Client {
         traced("airdb.tail-sync", { riders: riders.length }, (span) =>
           Effect.tap(this.syncCommandLog(), (n) => span?.attribute("entries", n))
         )
+      )
+      this.telemetry.onTailSync(
+        (yield* Clock.currentTimeMillis) - this.lastBusMs,
+        this.replay.next - chainEnd(this.view.chain)
       )
       // One result shared by every rider of this bus.
       const arrival: Effect.Effect<number, AirDbError> = Either.isRight(result)
@@ -584,10 +588,7 @@ class Client {
                 self.applyEntry(entry, locationOf(cursor))
                 self.cursor = appended.right
                 // §3.3: at n − i_k ≥ B a snapshot starts now (a client that only writes rides no bus to notice).
-                if (
-                  self.options.snapshots &&
-                  needsSnapshot(self.replay.next, chainEnd(self.view.chain), self.config.timely)
-                ) {
+                if (self.options.snapshots && self.state.snapshotDue(self.config.timely)) {
                   Queue.unsafeOffer(self.snapshotBell, undefined)
                 }
               }
@@ -632,10 +633,7 @@ class Client {
     const self = this
     return Effect.gen(function* () {
       let waited = false
-      while (
-        !self.hooks.ignoreTimelyBound &&
-        !admitsEntry(self.replay.next, chainEnd(self.view.chain), self.config.timely)
-      ) {
+      while (!self.state.admitsNext(self.config.timely)) {
         if (!waited) self.counters.waitsOnInvariant++
         waited = true
         self.admitting = true
@@ -684,10 +682,9 @@ class Client {
         }
         // Applied and the cursor moved in one step (no yield between): an interrupted sync never leaves the
         // view ahead of its cursor.
-        const before = self.view.chain
-        for (const record of records) self.view = applyStateRecord(self.view, record, now)
+        const changed = self.state.applyStateRecords(records, now)
         self.stateCursor = got.cursor
-        if (self.view.chain !== before) Queue.unsafeOffer(self.chainChanged, undefined)
+        if (changed) Queue.unsafeOffer(self.chainChanged, undefined)
       }
       yield* self.adoptChain()
     }).pipe(
@@ -702,16 +699,11 @@ class Client {
 
   /** Reads use the newest chain the replay has reached: its snapshots' indexes, the tail rebased at its end. */
   private adoptChain(): Effect.Effect<void, SnapshotReadError | LogError | AirDbError> {
-    const chain = this.view.chain
-    if (chain === this.adopted || chainEnd(chain) > this.replay.next || chainEnd(chain) < this.replay.base) {
-      return Effect.void
-    }
+    const chain = this.state.adoptable()
+    if (chain === undefined) return Effect.void
     return Effect.flatMap(this.reader.ensureIndexes(chain.snapshots), () =>
       Effect.sync(() => {
-        if (chainEnd(chain) > this.replay.next || this.view.chain !== chain) return
-        this.replay.rebase(chainEnd(chain))
-        this.adopted = chain
-        this.reader.retain(chain.snapshots)
+        if (this.state.adopt(chain)) this.reader.retain(chain.snapshots)
       })
     )
   }
@@ -871,7 +863,7 @@ class Client {
       const ref = yield* traced("airdb.snapshot.merge", { from: older.from, to: newer.to }, (span) =>
         Effect.gen(function* () {
           const builder = yield* SnapshotBuilder.create(self.store, self.options.store, self.options.blockBytes)
-          const ref = yield* mergeSnapshots(self.reader, builder, older, newer, self.hooks.mergeKeepsOlder === true)
+          const ref = yield* mergeSnapshots(self.reader, builder, older, newer, self.state.variant.mergeKey)
           span?.attribute("keys", ref.keys)
           span?.attribute("bytes", ref.bytes)
           return ref
@@ -968,33 +960,24 @@ class Client {
   }
 
   /**
-   * The key's current state in this client: the tail's if it has the key, else the adopted snapshots' (looked
-   * up again if a chain adopted meanwhile rebased the tail: the key may have left it).
-   */
-  stateOf(key: Key): Effect.Effect<KeyState | undefined, AirDbError> {
-    const inTail = this.replay.get(key)
-    if (inTail !== undefined) return Effect.succeed(inTail)
-    return Effect.flatMap(this.lookupSnapshots(key), (r) =>
-      r.chain === this.adopted ? Effect.succeed(r.state) : this.stateOf(key)
-    )
-  }
-
-  /**
    * A read at snapshot s(T) = `snapshot` (entries before it): the key's state then, or SnapshotMoved when it
-   * was modified at or after s(T) (this client has moved past the snapshot). The one read path: a
-   * transaction's reads and `Get` both use it.
-   *
-   * Why it is the state at s(T): the tail was consulted after the bus returned (replay.next >= s(T)); the tail
-   * holds every key modified since the chain's end, so a key not in it was last modified before the chain's
-   * end, and the snapshots keep each key's last-modified timestamp, which is checked against s(T) whichever
-   * side of s(T) the chain's end lies.
+   * was modified at or after s(T). The one read path (a transaction's reads and `Get`): the core decides from
+   * the tail or asks for a snapshot lookup, and judges the lookup against what changed meanwhile.
    */
   readAt(key: Key, snapshot: number): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> {
-    return Effect.flatMap(this.stateOf(key), (state) =>
-      state !== undefined && entryOf(state.modified) >= snapshot
-        ? Effect.fail(new SnapshotMoved())
-        : Effect.succeed(state)
-    )
+    const step = (s: ReadStep): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> => {
+      switch (s._tag) {
+        case "Value":
+          return Effect.succeed(s.state)
+        case "Moved":
+          return Effect.fail(new SnapshotMoved())
+        case "Lookup":
+          return Effect.flatMap(this.lookupSnapshots(key), (r) =>
+            step(this.state.afterLookup(key, snapshot, r.chain, r.state))
+          )
+      }
+    }
+    return Effect.suspend(() => step(this.state.read(key, snapshot)))
   }
 
   /**
@@ -1017,6 +1000,7 @@ class Client {
           const read = yield* Effect.either(self.readAt(key, snapshot))
           if (Either.isRight(read)) return { value: read.right?.value, snapshot }
           if (read.left._tag !== "SnapshotMoved") return yield* Effect.fail(read.left)
+          self.telemetry.onAbort("snapshot-moved")
           if (attempt >= maxAttempts) {
             return yield* new TransactionAborted({ reason: "snapshot-moved", key, attempts: attempt })
           }
@@ -1110,6 +1094,7 @@ class Client {
           const ran = yield* Effect.either(fn(tx))
           if (Either.isLeft(ran)) {
             if (ran.left instanceof SnapshotMoved) {
+              self.telemetry.onAbort("snapshot-moved")
               last = new TransactionAborted({ reason: "snapshot-moved", attempts: attempt })
               continue
             }

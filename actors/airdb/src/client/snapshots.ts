@@ -369,8 +369,8 @@ export const mergeSnapshots = (
   builder: SnapshotBuilder,
   older: SnapshotRef,
   newer: SnapshotRef,
-  /** A broken ⊕ for the simulator's mutant: the newer state of a key both hold is dropped. */
-  keepOlder = false
+  /** ⊕ for a key both hold (the core's: the newer state). */
+  mergeKey: (older: KeyState, newer: KeyState) => KeyState = (_older, newerState) => newerState
 ): Effect.Effect<SnapshotRef, SnapshotReadError | SnapshotWriteError> =>
   Effect.gen(function* () {
     const a = new SnapshotStream(reader, older, yield* reader.indexOf(older), 8)
@@ -385,8 +385,8 @@ export const mergeSnapshots = (
         yield* emit(x!)
         x = yield* a.next()
       } else {
-        // Equal keys: the newer snapshot's state wins (⊕).
-        yield* emit(keepOlder && c === 0 ? x! : y!)
+        // Equal keys: ⊕ decides (the newer snapshot's state).
+        yield* emit(c === 0 ? [y![0], mergeKey(x![1], y![1])] : y!)
         if (c === 0) x = yield* a.next()
         y = yield* b.next()
       }

@@ -5,6 +5,7 @@
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
+import type { AbortReason } from "../core/types.js"
 
 const transactions = Metric.counter("reef_airdb_transactions_total", {
   description: "Transaction intentions this client appended, by outcome (committed, aborted)",
@@ -26,11 +27,32 @@ const snapshots = Metric.counter("reef_airdb_snapshots_created_total", {
   description: "Snapshots this client materialised (kind: extend, merge)",
   incremental: true
 })
+const aborts = Metric.counter("reef_airdb_aborts_total", {
+  description:
+    "Aborted attempts of this client's transactions, by reason (conflict, snapshot-too-old, invalid-snapshot: " +
+    "decided by the log; snapshot-moved: a read found the key changed after the snapshot and the attempt restarted)",
+  incremental: true
+})
+const tailSyncMs = Metric.histogram(
+  "reef_airdb_tail_sync_ms",
+  MetricBoundaries.exponential({ start: 0.25, factor: 2, count: 18 }),
+  "Time of one tail sync (a bus ride: read and apply the command log's new entries), in ms"
+)
+const unmaterialised = Metric.gauge("reef_airdb_unmaterialised_entries", {
+  description: "n − i_k: command entries after the snapshot chain's end (the timely bound keeps it ≤ (1+ε)B)"
+})
 const coldStart = Metric.histogram(
   "reef_airdb_cold_start_ms",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
   "Time to open a client: state log, snapshot indexes and command-log tail, in ms"
 )
+
+const ABORT_REASONS: ReadonlyArray<AbortReason | "snapshot-moved"> = [
+  "conflict",
+  "snapshot-too-old",
+  "invalid-snapshot",
+  "snapshot-moved"
+]
 
 export class AirDbTelemetry {
   private readonly tags: ReadonlyArray<MetricLabel.MetricLabel>
@@ -38,6 +60,7 @@ export class AirDbTelemetry {
   private readonly abortedTags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly extendTags: ReadonlyArray<MetricLabel.MetricLabel>
   private readonly mergeTags: ReadonlyArray<MetricLabel.MetricLabel>
+  private readonly abortTags: ReadonlyMap<string, ReadonlyArray<MetricLabel.MetricLabel>>
 
   constructor(store: string) {
     this.tags = [MetricLabel.make("store", store)]
@@ -48,6 +71,11 @@ export class AirDbTelemetry {
     for (const t of [this.committedTags, this.abortedTags]) transactions.unsafeUpdate(0, t)
     for (const t of [this.extendTags, this.mergeTags]) snapshots.unsafeUpdate(0, t)
     for (const c of [tailSyncs, entriesApplied, appendConflicts]) c.unsafeUpdate(0, this.tags)
+    this.abortTags = new Map(
+      ABORT_REASONS.map((reason) => [reason, [...this.tags, MetricLabel.make("reason", reason)]] as const)
+    )
+    for (const t of this.abortTags.values()) aborts.unsafeUpdate(0, t)
+    unmaterialised.unsafeUpdate(0, this.tags)
   }
 
   onOwnOutcome(committed: boolean): void {
@@ -64,6 +92,14 @@ export class AirDbTelemetry {
   }
   onSnapshot(kind: "extend" | "merge"): void {
     snapshots.unsafeUpdate(1, kind === "extend" ? this.extendTags : this.mergeTags)
+  }
+  onAbort(reason: AbortReason | "snapshot-moved"): void {
+    const tags = this.abortTags.get(reason)
+    if (tags !== undefined) aborts.unsafeUpdate(1, tags)
+  }
+  onTailSync(ms: number, unmaterialisedEntries: number): void {
+    tailSyncMs.unsafeUpdate(ms, this.tags)
+    unmaterialised.unsafeUpdate(unmaterialisedEntries, this.tags)
   }
   onColdStart(ms: number): void {
     coldStart.unsafeUpdate(ms, this.tags)

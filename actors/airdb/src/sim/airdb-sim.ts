@@ -20,6 +20,7 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import { type AirDbClient, type ClientHooks, openClient } from "../client/client.js"
 import type { AirDbOptions } from "../client/options.js"
+import type { CoreVariant } from "../core/client-state.js"
 import type { StoreConfig } from "../core/coordination.js"
 import { CommandReplay } from "../core/replay.js"
 import type { Intention, Isolation, Key, Outcome } from "../core/types.js"
@@ -90,7 +91,7 @@ interface Process {
 }
 
 /** Reads the whole command log from storage and replays it with the same decision rule as the clients. */
-const referenceReplay = (storage: SimStorage, decide: ClientHooks["decide"]) =>
+const referenceReplay = (storage: SimStorage, decide: CoreVariant["decide"] | undefined) =>
   Effect.gen(function* () {
     const store = storage.reliable
     const stateLog = new SharedLog({ store, prefix: `${STORE}-s`, segmentRecords: 1, metaRecords: 1_000_000 })
@@ -287,7 +288,7 @@ export const runAirDbSim = (seed: number, options: SimOptions): SimReport => {
       })
     ).pipe(Effect.timeoutOption(60_000), Effect.exit)
 
-    const reference = yield* referenceReplay(storage, options.hooks.decide)
+    const reference = yield* referenceReplay(storage, options.hooks.variant?.decide)
     const violations: Array<Violation> = [...storage.violations]
     if (stuck) {
       violations.push({

@@ -3,6 +3,7 @@
  * failing seed replays the same way in either.
  */
 import type { ClientHooks } from "../client/client.js"
+import { type CoreVariant, STANDARD_VARIANT } from "../core/client-state.js"
 import type { Decision } from "../core/conflict.js"
 import { runAirDbSim, type SimOptions, type SimReport } from "./airdb-sim.js"
 import { NO_FAULTS } from "./sim-storage.js"
@@ -80,11 +81,17 @@ export const SCENARIOS: ReadonlyMap<string, SimOptions> = new Map<string, SimOpt
 
 const commitAll = (): Decision => ({ _tag: "Commit" })
 
-/** Deliberately broken clients: each must be caught (a checker that never fails proves nothing). */
+/**
+ * Deliberately broken clients, each a variant of the core's decisions (production code has no switch for
+ * them): each must be caught (a checker that never fails proves nothing).
+ */
+const broken = (variant: Partial<CoreVariant>): ClientHooks => ({ variant: { ...STANDARD_VARIANT, ...variant } })
+
 export const MUTANTS: ReadonlyMap<string, { readonly hooks: ClientHooks; readonly scenario: string }> = new Map([
-  ["no-conflict-check", { hooks: { decide: commitAll }, scenario: "contention" }],
-  ["skipped-merge", { hooks: { mergeKeepsOlder: true }, scenario: "calm" }],
-  ["ignore-timely-bound", { hooks: { ignoreTimelyBound: true }, scenario: "faults" }]
+  ["no-conflict-check", { hooks: broken({ decide: commitAll }), scenario: "contention" }],
+  // ⊕ keeps the older state of a key both merged snapshots hold.
+  ["skipped-merge", { hooks: broken({ mergeKey: (older) => older }), scenario: "calm" }],
+  ["ignore-timely-bound", { hooks: broken({ admits: () => true }), scenario: "faults" }]
 ])
 
 export const runScenario = (

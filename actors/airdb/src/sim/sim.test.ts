@@ -6,25 +6,31 @@ import { describe, expect, it } from "vitest"
 import { MUTANTS, replayCommand, runScenario, SCENARIOS } from "./scenarios.js"
 
 const SEEDS_PER_SCENARIO = 6
+/** A scenario's seeds are CPU-bound simulated runs: on a loaded 2-core machine they take minutes, not seconds. */
+const SCENARIO_TIMEOUT_MS = 300_000
 
 describe("the AirDB simulator", () => {
   for (const scenario of SCENARIOS.keys()) {
-    it(`finds no violation in scenario ${scenario} (${SEEDS_PER_SCENARIO} seeds)`, () => {
-      const failures = []
-      let crashes = 0
-      for (let seed = 1; seed <= SEEDS_PER_SCENARIO; seed++) {
-        const r = runScenario(scenario, seed)
-        crashes += r.stats.crashes
-        expect(r.stats.committed).toBeGreaterThan(0)
-        if (r.violation !== undefined)
-          failures.push(`${r.violation.property}: ${r.violation.detail}\n  ${replayCommand(r)}`)
-      }
-      expect(failures).toEqual([])
-      const faults = SCENARIOS.get(scenario)!.faults
-      if (faults.crashInAppend + faults.crashAfterStateRecord + faults.crashInSnapshot > 0) {
-        expect(crashes).toBeGreaterThan(0)
-      }
-    })
+    it(
+      `finds no violation in scenario ${scenario} (${SEEDS_PER_SCENARIO} seeds)`,
+      () => {
+        const failures = []
+        let crashes = 0
+        for (let seed = 1; seed <= SEEDS_PER_SCENARIO; seed++) {
+          const r = runScenario(scenario, seed)
+          crashes += r.stats.crashes
+          expect(r.stats.committed).toBeGreaterThan(0)
+          if (r.violation !== undefined)
+            failures.push(`${r.violation.property}: ${r.violation.detail}\n  ${replayCommand(r)}`)
+        }
+        expect(failures).toEqual([])
+        const faults = SCENARIOS.get(scenario)!.faults
+        if (faults.crashInAppend + faults.crashAfterStateRecord + faults.crashInSnapshot > 0) {
+          expect(crashes).toBeGreaterThan(0)
+        }
+      },
+      SCENARIO_TIMEOUT_MS
+    )
   }
 
   const expected: Record<string, RegExp> = {
@@ -33,11 +39,15 @@ describe("the AirDB simulator", () => {
     "ignore-timely-bound": /^timely-snapshot/
   }
   for (const [mutant, { scenario }] of MUTANTS) {
-    it(`catches the broken client ${mutant}`, () => {
-      let caught: string | undefined
-      for (let seed = 1; seed <= 8 && caught === undefined; seed++)
-        caught = runScenario(scenario, seed, mutant).violation?.property
-      expect(caught).toMatch(expected[mutant]!)
-    })
+    it(
+      `catches the broken client ${mutant}`,
+      () => {
+        let caught: string | undefined
+        for (let seed = 1; seed <= 8 && caught === undefined; seed++)
+          caught = runScenario(scenario, seed, mutant).violation?.property
+        expect(caught).toMatch(expected[mutant]!)
+      },
+      SCENARIO_TIMEOUT_MS
+    )
   }
 })
