@@ -35,6 +35,11 @@ if ! command -v prometheus >/dev/null 2>&1; then
   # Debian's package may start a system service on 9090; the test starts its own on a free port.
   if command -v systemctl >/dev/null 2>&1; then as_root systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
 fi
+# iproute2 (`ip`): the hosts harness (tests/src/hosts) makes network namespaces, veths and a bridge with it.
+if ! command -v ip >/dev/null 2>&1; then
+  echo "bootstrap: installing iproute2 (apt)"
+  apt_install iproute2
+fi
 # openssl from Debian: `reef up --secure`/`--tls` and the security tests make a local CA and certificates with it.
 if ! command -v openssl >/dev/null 2>&1; then
   echo "bootstrap: installing openssl (apt)"
