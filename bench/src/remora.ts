@@ -1,5 +1,5 @@
 /**
- * `pnpm bench remora [--quick] [--real]`: the Remora paper's evaluation (§6: Figs. 4-7, 11, 12) in one run.
+ * `pnpm bench remora [--quick] [--real]`: the Remora paper's evaluation (§6: Figs. 4-8, 11, 12) in one run.
  *
  * - Fig. 11 (the coordinator's rate) and RSS run on real processes: a nats-server, a coordinator host and 8 worker
  *   hosts (remora/host.ts), each configuration a fresh cluster with a real coordinator (mempool, window
@@ -13,6 +13,9 @@
  *   `--real` runs them on the real processes instead, in rounds (`…Processes`, measured); on a machine shared
  *   with other sessions their run-queue waits dominate those numbers.
  * - Fig. 12 (version assignment and SFS alone) runs the pure cores in this process, per CPU-second.
+ * - Fig. 8 (a worker killed under constant load, then the coordinator) runs on `reef run` processes with a
+ *   data directory (remora/fig8.ts): throughput and p90 over time, `recoveryDipSeconds`,
+ *   `coordinatorRestartToServingMs`.
  */
 import { startNatsServer } from "@reef/kernel"
 import type { PolicyName, Separation } from "@reef/remora"
@@ -35,6 +38,7 @@ import { realBackend, simBackend } from "./remora/backends.js"
 import { coreSweep } from "./remora/core-bench.js"
 import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
+import { type Fig8Run, runFig8 } from "./remora/fig8.js"
 import { FIG5_POLICIES, type FigureData, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
 import { printTable, round } from "./report.js"
@@ -333,7 +337,45 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         runs: figureRuns.map((d) => d.architecture)
       }
     }
+    // Fig. 8: a worker killed under constant load, then the coordinator, on real processes (remora/fig8.ts).
+    const fig8Runs: Array<Fig8Run> = []
+    for (let r = 0; r < (quick ? 1 : 3); r++) {
+      say(`Fig. 8 (processes, run ${r + 1}): constant YCSB load, kill -9 of a worker, then of the coordinator`)
+      const run = await runFig8({ quick, seed: 80 + r })
+      say(
+        `  dip below half the pre-failure ${round(run.preFailureTps, 0)} tx/s: ${run.recoveryDipSeconds} s; ` +
+          `coordinator restart to serving ${run.coordinatorRestartToServingMs} ms`
+      )
+      fig8Runs.push(run)
+    }
+    const spreadOfRuns = (f: (r: Fig8Run) => number) => {
+      const values = fig8Runs.map(f)
+      const sorted = [...values].sort((a, b) => a - b)
+      return {
+        median: sorted[Math.floor((sorted.length - 1) / 2)]!,
+        min: sorted[0]!,
+        max: sorted[sorted.length - 1]!,
+        values
+      }
+    }
     const metrics = {
+      recoveryDipSeconds: spreadOfRuns((r) => r.recoveryDipSeconds),
+      recoveryDipSecondsDefinition:
+        "Fig. 8 on real processes (coordinator --data-dir, 3 workers, window consensus 100 ms, epochs 1 s): constant " +
+        "YCSB load (2 objects, zipf 0.6, 10k keys) from one gRPC client, w2 killed with SIGKILL at a random time and " +
+        "restarted 1 s later with the same id; seconds of 250 ms buckets whose completions fall below half the " +
+        "median of the 5 s before the kill (the paper: about 2 s); median and min-max over runs",
+      coordinatorRestartToServingMs: spreadOfRuns((r) => r.coordinatorRestartToServingMs),
+      coordinatorRestartToServingMsDefinition:
+        "the same cluster, then the coordinator killed with SIGKILL and restarted on its --data-dir: from the new " +
+        "process's start to serving again (its replay of the blocks after the last snapshot done)",
+      coordinatorKillToReceiptMs: spreadOfRuns((r) => r.coordinatorKillToReceiptMs),
+      fig8: fig8Runs.map((r) => ({
+        rateTps: r.rateTps,
+        killAtS: round(r.killAtS, 2),
+        preFailureTps: r.preFailureTps,
+        transactions: r.transactions
+      })),
       coordinatorDispatchTps: dispatchFig("sfs/coordinator", (r) => r.dispatchTps),
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
@@ -388,6 +430,21 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     const tag = real ? "processes" : "simulator"
     const suffix = real ? "" : "-sim"
     const curves: Record<string, Curve> = {}
+    const fig8 = fig8Runs[0]!
+    curves["fig8-throughput"] = {
+      title: `Fig. 8: throughput, w2 killed at ${round(fig8.killAtS, 1)} s (real processes)`,
+      x: { title: "time (s)" },
+      y: { title: "throughput (tx/s)" },
+      points: fig8.timeline.map((p) => ({ series: "completions", x: p.t, y: p.tps })),
+      pointMarks: false
+    }
+    curves["fig8-p90"] = {
+      title: `Fig. 8: p90 latency, w2 killed at ${round(fig8.killAtS, 1)} s (real processes)`,
+      x: { title: "time (s)" },
+      y: { title: "p90 latency (ms)", scale: "log", zero: false },
+      points: fig8.timeline.filter((p) => p.p90Ms > 0).map((p) => ({ series: "p90", x: p.t, y: p.p90Ms })),
+      pointMarks: false
+    }
     for (const zipf of s.zipfs) {
       curves[`policies-zipf${String(zipf).replace(".", "")}${suffix}`] = {
         title: `Fig. 5 (${tag}): scheduling policies, YCSB zipf ${zipf}, median and min–max of ${repeatsNote}`,

@@ -234,6 +234,7 @@ export class CoordinatorDriver {
       this.feed({ _tag: "Tick", nowMs: now })
       this.checkServing()
       this.checkStall(now)
+      this.refence(now)
     }, 200)
   }
 
@@ -282,6 +283,21 @@ export class CoordinatorDriver {
   }
 
   private progress = { watermark: 0, atMs: 0 }
+  private refencedAtMs = 0
+
+  /**
+   * The fence again, every second, to every active worker: a Fence is one NATS message, lost when the server
+   * restarts or drops a paused worker as a slow consumer, and a worker that missed it would keep objects of a
+   * generation that no longer counts (a worker ignores a fence it already took).
+   */
+  private refence(nowMs: number): void {
+    const generation = this.core.generation
+    if (generation === 0 || nowMs - this.refencedAtMs < 1_000) return
+    this.refencedAtMs = nowMs
+    for (const w of this.workers) {
+      this.io.tellWorker(w, Fence, [{ generation, coordinatorIncarnation: this.options.incarnation }], undefined)
+    }
+  }
 
   /** Liveness backstop: in-flight work that makes no progress at all for `stallRecoveryMs` is replayed. */
   private checkStall(nowMs: number): void {
