@@ -120,14 +120,14 @@ describe("reef from a clean clone", () => {
         ...["--execution-port", String(executionPort), "--resp-port", String(respPort)],
         ...["--backup-port", String(backupPort), "--airdb-port", String(airdbPort)],
         ...["--cluster", "clitest"],
-        // An Ira primary and backup too: the dashboard's backup panels read their metrics.
-        ...["--with", "chain,backup"]
+        // An Ira primary and backup, and an AirDB client too: the dashboard's rows for them read their metrics.
+        ...["--with", "chain,backup,airdb"]
       ],
       { cwd: dir, env: tracing }
     )
     // The banner's last line: every endpoint has been printed by then.
     await up.waitForLine((l) => l.startsWith("Ctrl-C stops the cluster"))
-  }, 150_000)
+  }, 300_000)
 
   afterAll(async () => {
     if (up !== undefined) killGroup(up.child)
@@ -149,10 +149,11 @@ describe("reef from a clean clone", () => {
     expect(banner).toMatch(/KV \(gRPC\)\s+r1=127\.0\.0\.1:\d+\s+r2=127\.0\.0\.1:\d+\s+r3=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/Remora \(gRPC\)\s+x1=127\.0\.0\.1:\d+/)
     expect(banner).toMatch(/KV \(Redis\)\s+r1=127\.0\.0\.1:\d+/)
-    // Every gRPC endpoint is in the banner: the Ira backup's too.
+    // Every gRPC endpoint is in the banner: the Ira backup's and AirDB's too.
     expect(banner).toMatch(/Ira backup \(gRPC\)\s+b1=127\.0\.0\.1:\d+/)
+    expect(banner).toMatch(/AirDB \(gRPC\)\s+a1=127\.0\.0\.1:\d+/)
     for (const actor of [
-      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3", "backup/b1"],
+      ...["gateway/gw1", "counter/c1", "counter/c2", "replica/r1", "replica/r2", "replica/r3", "backup/b1", "airdb/a1"],
       ...["coordinator/x1", "worker/w1", "worker/w2", "worker/w3"]
     ]) {
       expect(banner).toMatch(new RegExp(`ready ${actor} in [\\d.]+s`))
@@ -314,6 +315,35 @@ describe("reef from a clean clone", () => {
     return pages
   }
 
+  it("Remora's and AirDB's processes export their own metrics", async () => {
+    // A write through a1: a commit and the tail syncs that apply it.
+    await inCluster(["airdb", "put", "metrics-key", "1"])
+    const pages = await scrapeAll()
+    for (const [actor, lines] of [
+      [
+        "coordinator/x1",
+        [
+          /^reef_remora_admitted_total\{coordinator="x1"\} [1-9]\d*$/m,
+          /^reef_remora_completed_total\{coordinator="x1"\} [1-9]\d*$/m,
+          /^reef_remora_block_latency_ms_count\{coordinator="x1"\} [1-9]\d*$/m,
+          /^reef_remora_dispatch_queue_transactions\{coordinator="x1"\} \d+$/m,
+          /^reef_remora_worker_load\{coordinator="x1",worker="w1"\} [\d.e+-]+$/m
+        ]
+      ],
+      ["worker/w1", [/^reef_remora_lease_transfers_total\{worker="w1"\} \d+$/m, /^reef_remora_worker_executed_total/m]],
+      [
+        "airdb/a1",
+        [
+          /^reef_airdb_aborts_total\{reason="conflict",store="airdb"\} \d+$/m,
+          /^reef_airdb_tail_sync_ms_count\{store="airdb"\} [1-9]\d*$/m,
+          /^reef_airdb_unmaterialised_entries\{store="airdb"\} \d+$/m
+        ]
+      ]
+    ] as const) {
+      for (const line of lines) expect(pages.get(actor) ?? "", `${actor} /metrics`).toMatch(line)
+    }
+  })
+
   it("a replica's /metrics has the kernel's and POPUC's metrics", async () => {
     const page = (await scrapeAll()).get("replica/r1") ?? ""
     for (const line of [
@@ -412,12 +442,12 @@ describe("reef from a clean clone", () => {
   it("Ctrl-C says what it stops, stops every process and removes the cluster file", async () => {
     const file = JSON.parse(readFileSync(join(dir, ".reef", "cluster.json"), "utf8"))
     const pids = (file.actors as Array<{ pid: number }>).map((a) => a.pid).filter((pid) => pid > 0)
-    expect(new Set(pids).size).toBe(12)
+    expect(new Set(pids).size).toBe(13)
     up.child.kill("SIGINT")
     expect(await up.exited).toBe(0)
     const output = up.lines.join("\n")
     expect(output).toMatch(
-      /Stopping 12 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, coordinator x1, worker w1 w2 w3\) and nats-server/
+      /Stopping 13 actor processes \(gateway gw1, counter c1 c2, replica r1 r2 r3, chain p1, backup b1, airdb a1, coordinator x1, worker w1 w2 w3\) and nats-server/
     )
     expect(output).toContain("Stopped.")
     for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}; ${output}`).toThrow()

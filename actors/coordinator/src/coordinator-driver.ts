@@ -10,6 +10,7 @@
  * `remora.dispatch` per worker batch at commit; the tasks carry the dispatch span's context to the workers
  * (their lease transfers join the trace), and every receipt is a `remora.receipt` span linked to its window.
  */
+
 import { createHash } from "node:crypto"
 import type { Codec } from "@reef/kernel"
 import {
@@ -53,6 +54,7 @@ import {
 } from "@reef/remora/shell"
 import type * as Tracer from "effect/Tracer"
 import type { ConsensusSourceShape, Decision } from "./consensus-source.js"
+import { CoordinatorTelemetry } from "./coordinator-telemetry.js"
 import { type DurableState, memoryDurableState } from "./durable-state.js"
 import { defaultMempoolLimits, Mempool, type MempoolLimits } from "./mempool.js"
 import { ReceiptBook, type ReceiptWaiter } from "./receipts.js"
@@ -186,6 +188,8 @@ export class CoordinatorDriver {
   readonly core: CoordinatorState<Transaction>
   readonly mempool: Mempool
   readonly receipts: ReceiptBook
+  /** Metrics (coordinator-telemetry.ts): sampled with the role status, plus each block's completion. */
+  readonly telemetry: CoordinatorTelemetry
   readonly counters: CoordinatorCounters = {
     accepted: 0,
     rejected: 0,
@@ -222,6 +226,7 @@ export class CoordinatorDriver {
     readonly durable: DurableState = memoryDurableState()
   ) {
     this.core = createCoordinator<Transaction>(options.params)
+    this.telemetry = new CoordinatorTelemetry(options.id)
     this.mempool = new Mempool(options.mempool)
     this.receipts = new ReceiptBook(options.maxReceipts, durable.receipt)
     this.restore()
@@ -722,7 +727,10 @@ export class CoordinatorDriver {
         }
       })
     }
-    if (--height.remaining <= 0) this.heights.delete(o.height)
+    if (--height.remaining <= 0) {
+      this.heights.delete(o.height)
+      this.telemetry.onBlockCompleted(Date.now() - height.committedAtMs)
+    }
   }
 
   /** Receipts of the turn go to disk in one transaction, then to their waiters: a given receipt is never lost. */

@@ -126,7 +126,10 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
       yield* presence.value.announce({ grpc: server.address }, self)
       yield* presence.value.reportStatus(
         self,
-        Effect.sync(() => coordinatorStatus(driver))
+        Effect.sync(() => {
+          driver.telemetry.sample({ counters: driver.counters, mempool: driver.mempool.size, core: driver.core })
+          return coordinatorStatus(driver)
+        })
       )
     }
     yield* Effect.logInfo(`coordinator ${id}: consensus ${consensus.description}, policy ${resolved.params.policy}`)

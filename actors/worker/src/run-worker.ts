@@ -1,6 +1,7 @@
 /**
  * `reef run worker`: one Remora worker actor on the kernel, talking to its coordinator and peers over NATS.
  */
+
 import { randomUUID } from "node:crypto"
 import { type Codec, KernelConfig, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
@@ -10,6 +11,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { workerActor } from "./worker-actor.js"
 import { defaultWorkerOptions, WorkerDriver, type WorkerOptions } from "./worker-driver.js"
+import { WorkerTelemetry } from "./worker-telemetry.js"
 
 export interface RunWorkerOptions extends Partial<Omit<WorkerOptions, "id" | "incarnation">> {
   readonly id: string
@@ -62,9 +64,14 @@ export const runWorker = (options: RunWorkerOptions) =>
     // Presence: what it has executed and holds, for `reef status`.
     const presence = yield* Effect.serviceOption(PresenceDetails)
     if (Option.isSome(presence)) {
+      const telemetry = new WorkerTelemetry(id)
       yield* presence.value.reportStatus(
         { role: WORKER_ROLE, id },
-        Effect.sync(() => current?.status() ?? {})
+        Effect.sync(() => {
+          const status = current?.status() ?? {}
+          telemetry.sample(status)
+          return status
+        })
       )
     }
     const handle: WorkerHandle = { id, options: resolved, driver: () => current }
