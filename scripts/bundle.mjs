@@ -24,6 +24,8 @@ const tmpdir = `${outdir}.tmp`
 /** Entry points: output name -> the dist module it bundles. */
 const entries = {
   reef: join(root, "services", "cli", "dist", "main.js"),
+  // `reef status` without Effect and grpc-js (services/cli/src/fast-status.ts), loaded by bin/reef.mjs.
+  "reef-status": join(root, "services", "cli", "dist", "fast-status.js"),
   "engine-worker": join(root, "actors", "nic", "dist", "engine-worker.js")
 }
 

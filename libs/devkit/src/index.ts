@@ -35,6 +35,7 @@ export {
   reefArgv,
   reefBuild,
   reefEntry,
+  reefStatusEntry,
   repoRoot
 } from "./reef-command.js"
 export {

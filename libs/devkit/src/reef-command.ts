@@ -47,6 +47,14 @@ const ENTRIES: Record<ReefBuild, string> = {
 /** The module that runs `reef` from `build`. */
 export const reefEntry = (from: ReefBuild = reefBuild()): string => join(repoRoot, ENTRIES[from])
 
+/** The module of `reef status`'s fast path (services/cli/src/fast-status.ts) in `from`; none from source. */
+export const reefStatusEntry = (from: ReefBuild = reefBuild()): string | undefined =>
+  from === "bundle"
+    ? join(repoRoot, dirname(BUNDLE_ENTRY), "reef-status.mjs")
+    : from === "dist"
+      ? join(repoRoot, "services", "cli", "dist", "fast-status.js")
+      : undefined
+
 /** argv (after the node binary) that runs `reef` with `args`. */
 export const reefArgv = (args: ReadonlyArray<string>, from: ReefBuild = reefBuild()): ReadonlyArray<string> =>
   from === "source"

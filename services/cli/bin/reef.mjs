@@ -18,8 +18,15 @@ const devkit = await import("@reef/devkit/reef-command").catch((error) => {
   throw error
 })
 
+/** `reef status` through its fast path when it can answer (src/fast-status.ts); false: the full command runs. */
+const fastStatus = async () => {
+  const entry = process.argv[2] === "status" ? devkit.reefStatusEntry?.() : undefined
+  if (entry === undefined) return false
+  return (await import(pathToFileURL(entry).href)).fastStatus(process.argv.slice(2))
+}
+
 if (devkit !== undefined && devkit.reefBuild() !== "source") {
-  await import(pathToFileURL(devkit.reefEntry()).href)
+  if (!(await fastStatus())) await import(pathToFileURL(devkit.reefEntry()).href)
 } else {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
   const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))

@@ -2,9 +2,8 @@ import { ActorStatus, type Member, MemberState } from "@reef/proto"
 import { describe, expect, it } from "vitest"
 import { makeStyle } from "./cli/terminal.js"
 import { prometheusTargets, targetsPathFor } from "./prometheus-targets.js"
-import { backupColumns } from "./roles/backup.js"
 import { roles } from "./roles/index.js"
-import { replicaLag } from "./roles/replica.js"
+import { backupColumns, replicaLag } from "./roles/status-columns.js"
 import { ago, jsonValue, statusJson, statusText } from "./status-view.js"
 
 const member = (

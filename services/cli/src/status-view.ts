@@ -6,7 +6,7 @@
 import { ActorStatus, type Member, MemberState } from "@reef/proto/presence"
 import type { Style } from "./cli/terminal.js"
 import { naturalOrder } from "./natural-order.js"
-import type { RoleSpec } from "./roles/role.js"
+import type { RoleStatusColumns } from "./roles/role.js"
 import { formatTable } from "./table.js"
 
 export const stateName = (s: MemberState): string =>
@@ -45,18 +45,24 @@ const stateCell = (state: MemberState, style: Style): string => {
 }
 
 /** The role-specific cells of every member of `role` (empty when the role declares no columns). */
-const roleCells = (role: RoleSpec<any, any> | undefined, members: ReadonlyArray<Member>, nowMs: number) =>
+/** What the status needs of a role: its name and its columns (a RoleSpec is one; so is roles/status-columns.ts). */
+export interface StatusRole {
+  readonly role: string
+  readonly status?: RoleStatusColumns | undefined
+}
+
+const roleCells = (role: StatusRole | undefined, members: ReadonlyArray<Member>, nowMs: number) =>
   role?.status === undefined ? new Map<Member, ReadonlyArray<string>>() : role.status.cells(members, nowMs)
 
 export interface StatusReport {
   readonly members: ReadonlyArray<Member>
   readonly nowMs: number
-  readonly roles: ReadonlyArray<RoleSpec<any, any>>
+  readonly roles: ReadonlyArray<StatusRole>
 }
 
 const roleSections = ({ members, nowMs, roles }: StatusReport) => {
   const sections: Array<{
-    role: RoleSpec<any, any>
+    role: StatusRole
     members: ReadonlyArray<Member>
     cells: ReadonlyMap<Member, ReadonlyArray<string>>
   }> = []
@@ -66,6 +72,15 @@ const roleSections = ({ members, nowMs, roles }: StatusReport) => {
     if (ofRole.length > 0) sections.push({ role, members: ofRole, cells: roleCells(role, ofRole, nowMs) })
   }
   return sections
+}
+
+/** `16 actors via gateway 127.0.0.1:50051: 16 joined, 0 suspected, 0 recently left`. */
+export const statusSummary = (members: ReadonlyArray<Member>, gateway: string): string => {
+  const count = (state: MemberState) => members.filter((m) => m.state === state).length
+  return (
+    `${members.length} actors via gateway ${gateway}: ${count(MemberState.MEMBER_STATE_JOINED)} joined, ` +
+    `${count(MemberState.MEMBER_STATE_SUSPECTED)} suspected, ${count(MemberState.MEMBER_STATE_LEFT)} recently left`
+  )
 }
 
 /** Plain-text tables (colour through `style`, which is plain when output is not a terminal). */

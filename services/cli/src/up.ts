@@ -133,8 +133,9 @@ const startActors = (
             ...portArgs(actor)
           ],
           env: { ...colour, ...envOf(actor.role) },
-          // A replica calibrates its round timer with its peers before it is ready.
-          startTimeoutMs: 90_000,
+          // A replica calibrates its round timer with its peers before it is ready; on a machine shared by
+          // many busy processes (loads of 40 on 2 cores) that alone took more than 90 s.
+          startTimeoutMs: 180_000,
           onExit: (exit) => {
             const again = ["reef run", actor.role, "--id", actor.id, ...actor.args, ...portArgs(actor)].join(" ")
             out.line(

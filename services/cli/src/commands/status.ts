@@ -3,14 +3,14 @@
  * recently left actors included and marked, plus each role's own columns (a replica's applied instance,
  * rounds/s, self-quits, lag). `--watch` redraws it; `-o json` for scripts.
  */
-import { type Member, MemberState } from "@reef/proto/presence"
+import type { Member } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { UsageError } from "../cli/errors.js"
 import { Opt } from "../cli/spec.js"
 import { dataCommand } from "../data/command.js"
 import { roles } from "../roles/index.js"
-import { statusJson, statusText } from "../status-view.js"
+import { statusJson, statusSummary, statusText } from "../status-view.js"
 
 interface StatusResult {
   readonly members: ReadonlyArray<Member>
@@ -18,14 +18,6 @@ interface StatusResult {
   readonly gateway: string
   readonly watching: boolean
 }
-
-const count = (members: ReadonlyArray<Member>, state: MemberState) => members.filter((m) => m.state === state).length
-
-const summary = (result: StatusResult) =>
-  `${result.members.length} actors via gateway ${result.gateway}: ` +
-  `${count(result.members, MemberState.MEMBER_STATE_JOINED)} joined, ` +
-  `${count(result.members, MemberState.MEMBER_STATE_SUSPECTED)} suspected, ` +
-  `${count(result.members, MemberState.MEMBER_STATE_LEFT)} recently left`
 
 export const statusCommand = dataCommand({
   name: "status",
@@ -72,7 +64,7 @@ export const statusCommand = dataCommand({
       )
     }),
   text: (result: StatusResult, style) =>
-    `${style.dim(summary(result))}\n${statusText({ ...result, roles }, style)}${result.watching ? "\n" : ""}`,
+    `${style.dim(statusSummary(result.members, result.gateway))}\n${statusText({ ...result, roles }, style)}${result.watching ? "\n" : ""}`,
   json: (result: StatusResult) => ({
     gateway: result.gateway,
     nowMs: result.nowMs,

@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
 import { defineRole } from "./role.js"
+import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
 /** gRPC port of `reef up`'s AirDB client a1. */
 export const DEFAULT_AIRDB_PORT = 7301
@@ -85,15 +86,5 @@ export const airdbRole = defineRole({
     },
     plan: (input) => [{ role: "airdb", id: "a1", args: [], ports: { "grpc-port": input["airdb-port"] } }]
   },
-  status: {
-    // A store is its name on its storage: `airdb` on JetStream and `airdb` on Redis are two stores.
-    headers: ["store", "storage", "entries", "chain end"],
-    cells: (members) =>
-      new Map(
-        members.map((m) => {
-          const s = m.lastHeartbeat?.roleStatus ?? {}
-          return [m, [s.store ?? "-", s.backend ?? "-", s.entries ?? "-", s["chain end"] ?? "-"]]
-        })
-      )
-  }
+  status: ROLE_STATUS_COLUMNS.airdb
 })

@@ -3,34 +3,13 @@
  * hint-based prefetch into its own LMDB store, and serves reef.v1.Backup (Status, WatchReplay). `reef up
  * --with ira` starts one (`b1`) following the primary `p1`.
  */
-import { MemberState } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
-import { defineRole, type RoleStatusColumns } from "./role.js"
+import { defineRole } from "./role.js"
+import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
 /** First gRPC port of `reef up`'s backups. */
 export const DEFAULT_BACKUP_PORT = 7201
-
-/**
- * A backup's replay, from its heartbeats. A backup that is no longer joined is not `following` at lag 0: its
- * last heartbeat says what it did then, so its state is its membership (`left`, `suspected`) and its lag and
- * rate are unknown (`-`); its head is the last one it reported.
- */
-export const backupColumns: RoleStatusColumns = {
-  headers: ["chain", "head", "lag", "blocks/s", "state"],
-  cells: (members) =>
-    new Map(
-      members.map((m) => {
-        const status = m.lastHeartbeat?.roleStatus ?? {}
-        const cell = (key: string) => status[key] ?? "-"
-        if (m.state !== MemberState.MEMBER_STATE_JOINED) {
-          const state = MemberState[m.state]?.replace("MEMBER_STATE_", "").toLowerCase() ?? "-"
-          return [m, [cell("chain"), cell("head"), "-", "-", state]]
-        }
-        return [m, [cell("chain"), cell("head"), cell("lag"), cell("blocks/s"), cell("state")]]
-      })
-    )
-}
 
 export const backupRole = defineRole({
   role: "backup",
@@ -114,5 +93,5 @@ export const backupRole = defineRole({
         ports: { "grpc-port": input["backup-port"] + i }
       }))
   },
-  status: backupColumns
+  status: ROLE_STATUS_COLUMNS.backup
 })

@@ -6,7 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import { bad, Opt, ok, parseAddress } from "../cli/spec.js"
-import { defineRole, roleStatusColumns } from "./role.js"
+import { defineRole } from "./role.js"
+import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
 /** gRPC port of `reef up`'s coordinator. */
 export const DEFAULT_EXECUTION_PORT = 7401
@@ -215,5 +216,5 @@ export const coordinatorRole = defineRole({
       ]
     }
   },
-  status: roleStatusColumns(["consensus", "accepted", "committed", "completed", "blocks", "workers", "recoveries"])
+  status: ROLE_STATUS_COLUMNS.coordinator
 })

@@ -2,10 +2,10 @@
  * `reef run replica`: one POPUC replica (host server + NIC engine thread) serving reef.v1.KV. `reef up` starts
  * `--replicas` of them (r1, r2, ...) as the group `kv`, with KV ports from `--kv-port` up.
  */
-import { type Member, MemberState } from "@reef/proto/presence"
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
-import { defineRole, type RoleStatusColumns } from "./role.js"
+import { defineRole } from "./role.js"
+import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
 /** First KV port of `reef up`'s replicas (r1; r2 gets the next, ...). */
 export const DEFAULT_KV_PORT = 7001
@@ -20,58 +20,6 @@ const membersProblem = (members: ReadonlyArray<string>, id: string): string | un
     return `--members has ${members.length} replicas; POPUC needs an odd number (N = 2t + 1)`
   }
   return undefined
-}
-
-const number = (member: Member, key: string): number | undefined => {
-  const raw = member.lastHeartbeat?.roleStatus[key]
-  const n = raw === undefined ? Number.NaN : Number(raw)
-  return Number.isFinite(n) ? n : undefined
-}
-
-/**
- * How many instances each joined replica is behind the most advanced replica of its group. Heartbeats are
- * read at different moments (up to a heartbeat interval apart) while the group keeps deciding, so each
- * replica's applied instance is first projected to a common moment at its own rate; what remains is lag.
- * Members that are not joined have no lag (`-`).
- */
-export const replicaLag = (members: ReadonlyArray<Member>): ReadonlyMap<Member, number | undefined> => {
-  const lag = new Map<Member, number | undefined>()
-  const groups = new Map<string, Array<Member>>()
-  for (const member of members) {
-    const applied = number(member, "applied")
-    if (member.state !== MemberState.MEMBER_STATE_JOINED || applied === undefined) {
-      lag.set(member, undefined)
-      continue
-    }
-    const group = member.lastHeartbeat?.roleStatus.group ?? ""
-    groups.set(group, [...(groups.get(group) ?? []), member])
-  }
-  for (const group of groups.values()) {
-    const at = Math.max(...group.map((m) => m.lastSeenMs))
-    const projected = group.map(
-      (m) => number(m, "applied")! + ((number(m, "instances/s") ?? 0) * (at - m.lastSeenMs)) / 1000
-    )
-    const head = Math.max(...projected)
-    for (const [i, m] of group.entries()) lag.set(m, Math.max(0, Math.round(head - projected[i]!)))
-  }
-  return lag
-}
-
-const replicaColumns: RoleStatusColumns = {
-  headers: ["group", "applied", "rounds/s", "self-quits", "lag"],
-  cells: (members) => {
-    const lag = replicaLag(members)
-    return new Map(
-      members.map((m) => {
-        const status = m.lastHeartbeat?.roleStatus ?? {}
-        const behind = lag.get(m)
-        const cell = (key: string) => status[key] ?? "-"
-        const lagCell =
-          behind === undefined ? "-" : status.rejoining === "yes" ? `${behind} (rejoining)` : String(behind)
-        return [m, [cell("group"), cell("applied"), cell("rounds/s"), cell("self-quits"), lagCell]]
-      })
-    )
-  }
 }
 
 export const replicaRole = defineRole({
@@ -217,5 +165,5 @@ export const replicaRole = defineRole({
       }))
     }
   },
-  status: replicaColumns
+  status: ROLE_STATUS_COLUMNS.replica
 })

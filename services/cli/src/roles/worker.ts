@@ -5,7 +5,8 @@
  */
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
-import { defineRole, roleStatusColumns } from "./role.js"
+import { defineRole } from "./role.js"
+import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
 export const workerRole = defineRole({
   role: "worker",
@@ -29,5 +30,5 @@ export const workerRole = defineRole({
       yield* runWorker({ id: context.id, cores: input.cores, coordinator: input.coordinator })
       return { description: `worker ${context.id} cores ${input.cores} coordinator ${input.coordinator}` }
     }),
-  status: roleStatusColumns(["executed", "objects", "leases in", "busy", "waiting"])
+  status: ROLE_STATUS_COLUMNS.worker
 })
