@@ -76,6 +76,8 @@ export class AirDbTelemetry {
     )
     for (const t of this.abortTags.values()) aborts.unsafeUpdate(0, t)
     unmaterialised.unsafeUpdate(0, this.tags)
+    // The histogram's series too (empty buckets, no observation): dashboards read it before the first sync.
+    tailSyncMs.unsafeValue(this.tags)
   }
 
   onOwnOutcome(committed: boolean): void {
