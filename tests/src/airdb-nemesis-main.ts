@@ -3,28 +3,17 @@
  * faults after the first four, then its figures and the checks' verdicts. `--long-pauses`: client SIGSTOPs of
  * up to 15 s and storage SIGSTOPs of up to 20 s (the issue's). Exits non-zero when a check fails.
  */
-import { parseArgs } from "node:util"
 import { runAirDbNemesis, summarizeAirDb } from "./airdb-nemesis.js"
+import { nemesisArgs } from "./nemesis-args.js"
 
-const { values } = parseArgs({
-  options: {
-    minutes: { type: "string", default: "1" },
-    seed: { type: "string" },
-    "long-pauses": { type: "boolean", default: false }
-  },
-  strict: true
+const { minutes, seed, flags } = nemesisArgs("pnpm test:airdb-nemesis [--minutes N] [--seed S] [--long-pauses]", {
+  flags: ["long-pauses"]
 })
-const minutes = Number(values.minutes)
-const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed)
-if (!(minutes >= 0) || !Number.isInteger(seed)) {
-  console.error("usage: pnpm test:airdb-nemesis [--minutes N] [--seed S] [--long-pauses]")
-  process.exit(2)
-}
 console.log(`airdb nemesis: ${minutes} min of faults, seed ${seed} (replay with --seed ${seed})`)
 const report = await runAirDbNemesis({
   seed,
   faultsMs: minutes * 60_000,
-  ...(values["long-pauses"] ? { maxClientPauseMs: 15_000, maxStoragePauseMs: 20_000 } : {}),
+  ...(flags.has("long-pauses") ? { maxClientPauseMs: 15_000, maxStoragePauseMs: 20_000 } : {}),
   say: (line) => console.log(line)
 })
 console.log(`\n${summarizeAirDb(report)}`)
