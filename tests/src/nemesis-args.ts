@@ -16,15 +16,21 @@ export const nemesisArgs = (
   options: { readonly args?: ReadonlyArray<string>; readonly flags?: ReadonlyArray<string> } = {}
 ): NemesisArgs => {
   const flags = options.flags ?? []
-  const { values } = parseArgs({
-    ...(options.args === undefined ? {} : { args: [...options.args] }),
-    options: {
-      minutes: { type: "string", default: "1" },
-      seed: { type: "string" },
-      ...Object.fromEntries(flags.map((flag) => [flag, { type: "boolean" as const, default: false }]))
-    },
-    strict: true
-  })
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({
+      ...(options.args === undefined ? {} : { args: [...options.args] }),
+      options: {
+        minutes: { type: "string", default: "1" },
+        seed: { type: "string" },
+        ...Object.fromEntries(flags.map((flag) => [flag, { type: "boolean" as const, default: false }]))
+      },
+      strict: true
+    }).values
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\nusage: ${usage}`)
+    process.exit(2)
+  }
   const minutes = Number(values.minutes)
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed)
   if (!(minutes >= 0) || !Number.isInteger(seed)) {
