@@ -5,7 +5,9 @@
  * every ratio is the median and min–max over the rounds.
  *
  *   sizes      per N: Reef Set/Get throughput and latency (each deployment mode in a full run) at 128 in
- *              flight, engine rounds and round times; etcd PUT/GET at the same N and concurrency
+ *              flight, engine rounds and round times; etcd PUT/GET at the same N and concurrency; over the
+ *              Reef colocated Set and etcd PUT windows, CPU and peer bytes per committed write per replica
+ *              (popuc/cost.ts, `metrics.costPerWrite`)
  *   saturation N = 5 with 1,024 writes in flight on both
  *   failover   N = 5 under load from clients on every member, one killed (Reef: a replica; etcd: the leader,
  *              default raft timing and tuned to loopback scale): the longest completion gap after the kill
@@ -17,7 +19,7 @@
  *
  * One file per scenario in popuc/, the shared plan in popuc/plan.ts, the report in popuc/report.ts.
  */
-import { startNatsServer } from "@reef/kernel"
+import { freePort, startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import { interleave, readMachine } from "./harness/index.js"
 import { makePhases } from "./phases.js"
@@ -37,14 +39,16 @@ export const run = async (quick: boolean) => {
   const results = await Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
-        const nats = yield* startNatsServer({ jetstream: false })
+        // Monitoring on: the cost windows read each engine connection's bytes from /connz.
+        const nats = yield* startNatsServer({ jetstream: false, monitorPort: yield* freePort })
+        const natsProbe = { monitorUrl: nats.monitorUrl!, pid: yield* nats.pid }
         const sizes = yield* phase(
           "group sizes, saturation and failover: Reef and etcd in interleaved rounds",
           Effect.promise(() =>
             interleave(
               { quick, label: "popuc sizes" },
               {
-                reef: (r) => Effect.runPromise(reefSizesRound(plan, nats.url, r)),
+                reef: (r) => Effect.runPromise(reefSizesRound(plan, nats.url, natsProbe, r)),
                 etcd: () => etcdRound(plan)
               }
             )

@@ -18,6 +18,7 @@ const FIELDS = [
   "instancesPerWrite",
   "leaderCpuUsPerWrite",
   "followerCpuUsPerWrite",
+  "leaderBytesSentPerWrite",
   "clientCpuUsPerWrite",
   "otherCores",
   "loadAverage1m",
@@ -47,7 +48,9 @@ export const costResults = (plan: CostPlan, rounds: ReadonlyArray<Round<CostRoun
     note:
       "per committed write; replicaCpuUsPerWrite is one replica process (engine thread + host), the mean over " +
       "replicas (etcd: over members); engine = the reef-engine thread, host = the rest of the process; " +
-      "bytes/msgs are one engine's NATS connection; otherCores is the CPU other processes took meanwhile",
+      "bytes are one replica's peer traffic (a Reef engine's NATS connection, an etcd member's raft transport), " +
+      "the mean over replicas; msgs are one engine's NATS messages; otherCores is the CPU other processes took " +
+      "meanwhile",
     plan
   }
   for (const system of systems) {
@@ -74,6 +77,18 @@ export const costResults = (plan: CostPlan, rounds: ReadonlyArray<Round<CostRoun
         rounds,
         get(reef, n, "writesPerSec"),
         get("etcd", n, "writesPerSec")
+      )
+    }
+    for (const n of plan.ns) {
+      ratios[`replicaCpuPerWriteOverEtcdN${n}`] = ratioOf(
+        {
+          numerator: `Reef CPU per committed SET of one replica process, N = ${n} (µs)`,
+          denominator: `etcd CPU per committed PUT of one member, mean over members, N = ${n} (µs)`,
+          conditions
+        },
+        rounds,
+        get(reef, n, "replicaCpuUsPerWrite"),
+        get("etcd", n, "replicaCpuUsPerWrite")
       )
     }
     ratios[`etcdLeaderCpuPerPutN${hi}OverN${lo}`] = ratioOf(
@@ -139,7 +154,6 @@ export const costResults = (plan: CostPlan, rounds: ReadonlyArray<Round<CostRoun
     }
     return { title, x: { title: "replicas (N)" }, y: { title: yTitle }, points }
   }
-  const reefOnly = plan.variants.map((v) => v.name)
   const curves: Record<string, Curve> = {
     cpu: curve(
       `CPU per committed write of one replica process (${plan.concurrency} in flight)`,
@@ -147,10 +161,9 @@ export const costResults = (plan: CostPlan, rounds: ReadonlyArray<Round<CostRoun
       "CPU per write (µs)"
     ),
     bytes: curve(
-      "Bytes one engine receives per committed write",
+      "Peer bytes one replica receives per committed write (Reef: its engine's NATS connection; etcd: raft)",
       "bytesReceivedPerWrite",
-      "bytes received per write (B)",
-      reefOnly
+      "bytes received per write (B)"
     )
   }
   return { ratios, metrics, curves }
@@ -201,4 +214,39 @@ export const printCostTable = (plan: CostPlan, rounds: ReadonlyArray<Round<CostR
     ],
     rows
   )
+}
+
+/** What the `popuc` suite's group-size rounds carry per N: a Reef and an etcd cost window (cost.ts). */
+type SizesCostRound = {
+  readonly reef: ReadonlyArray<{ readonly n: number; readonly cost: CostSample }>
+  readonly etcd: { readonly sizes: ReadonlyArray<{ readonly n: number; readonly cost: CostSample }> }
+}
+
+/**
+ * The `popuc` suite's cost per write: its group-size rounds (Reef's colocated SET window and etcd's PUT window
+ * at every N, the same windows as its throughput figures) reshaped into cost rounds and reported as
+ * popuc-cost reports them; its throughput ratios are named as popuc names them (setThroughputVsEtcdN<n>),
+ * N = 5 left to popuc's own, and `print` prints the table.
+ */
+export const sizesCostResults = (
+  plan: Pick<CostPlan, "ns" | "warmUpMs" | "loadMs" | "concurrency">,
+  rounds: ReadonlyArray<Round<SizesCostRound>>
+) => {
+  const costRounds: ReadonlyArray<Round<CostRound>> = rounds.map((r) => ({
+    ...r,
+    values: Object.fromEntries([
+      ...r.values.reef.map((s) => [contenderName("reef", s.n), s.cost] as const),
+      ...r.values.etcd.sizes.map((s) => [contenderName("etcd", s.n), s.cost] as const)
+    ])
+  }))
+  const costPlan: CostPlan = { ...plan, variants: [{ name: "reef", args: [] }], etcd: true }
+  const { ratios, metrics, curves } = costResults(costPlan, costRounds, "reef")
+  const kept = Object.fromEntries(
+    Object.entries(ratios).flatMap(([name, r]) => {
+      const n = /^costSetOverEtcdPutN(\d+)$/.exec(name)?.[1]
+      if (n === undefined) return [[name, r]]
+      return n === "5" ? [] : [[`setThroughputVsEtcdN${n}`, r]]
+    })
+  )
+  return { ratios: kept, metrics, curves, print: () => printCostTable(costPlan, costRounds) }
 }

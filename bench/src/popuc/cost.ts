@@ -21,17 +21,19 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { interleave, type Round } from "../harness/index.js"
-import { runKvLoad } from "../kv-load.js"
+import { type KvLoadResult, runKvLoad } from "../kv-load.js"
 import {
   buildEtcdLoad,
+  type EtcdCluster,
   etcdLoadAvailable,
   findEtcdBinary,
+  type LoadResult,
   machineBusyCpuSeconds,
   runEtcdLoad,
   startEtcdCluster
 } from "../peers/index.js"
 import { procCpuSeconds } from "../peers/proc.js"
-import { startGroup } from "../popuc-group.js"
+import { type Group, startGroup } from "../popuc-group.js"
 import { round } from "../report.js"
 import { connectionBytes, engineConnectionName, replicaCpu } from "./cost-probes.js"
 import { engineSums } from "./plan.js"
@@ -57,6 +59,10 @@ export interface CostSample {
   readonly engineCpuUsPerWrite?: number
   readonly hostCpuUsPerWrite?: number
   readonly natsCpuUsPerWrite?: number
+  /**
+   * Peer traffic of one replica per committed write, the mean over replicas: a Reef engine's NATS connection
+   * (published, delivered), an etcd member's raft transport (sent, received).
+   */
   readonly bytesSentPerWrite?: number
   readonly bytesReceivedPerWrite?: number
   /** NATS messages one engine published / was delivered, per committed write. */
@@ -65,6 +71,8 @@ export interface CostSample {
   /** Instances decided per committed write (one engine's count). */
   readonly instancesPerWrite?: number
   readonly leaderCpuUsPerWrite?: number
+  /** etcd: what the leader's raft transport sent per committed write (it replicates every entry). */
+  readonly leaderBytesSentPerWrite?: number
   readonly followerCpuUsPerWrite?: number
   readonly clientCpuUsPerWrite: number
   /** Cores the rest of the machine (other processes) used during the window. */
@@ -77,44 +85,34 @@ const loadAverage1m = (): number => round(loadavg()[0] ?? Number.NaN, 2)
 const mean = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
 const perWriteUs = (seconds: number, writes: number): number => round((seconds * 1e6) / Math.max(1, writes), 1)
 
-const measureReef = (
-  natsUrl: string,
-  monitorUrl: string,
-  natsPid: number | undefined,
-  plan: CostPlan,
-  n: number,
-  variant: CostPlan["variants"][number],
-  tag: string
-) =>
-  Effect.gen(function* () {
-    const groupName = `cost-${variant.name}-${n}-${tag}`
-    const group = yield* startGroup(natsUrl, n, groupName, variant.args)
-    const load = (durationMs: number) =>
-      runKvLoad({
-        addresses: group.addresses,
-        mode: "colocated",
-        op: "set",
-        concurrency: plan.concurrency,
-        durationMs
-      })
-    yield* load(plan.warmUpMs)
-    const pids = group.children.map((c) => c.pid ?? -1)
-    const read = () =>
-      Effect.all({ sums: engineSums(group) }).pipe(
-        Effect.flatMap(({ sums }) =>
-          Effect.promise(async () => ({
-            instances: sums.instances,
-            cpu: pids.map((pid) => replicaCpu(pid)),
-            nats: natsPid === undefined ? undefined : procCpuSeconds(natsPid),
-            bytes: await connectionBytes(monitorUrl),
-            busy: machineBusyCpuSeconds(),
-            at: performance.now()
-          }))
-        )
-      )
-    const before = yield* read()
-    const sets = yield* load(plan.loadMs)
-    const after = yield* read()
+/** The nats-server a cost window reads: its monitoring endpoint (/connz) and its process (CPU). */
+export interface NatsProbe {
+  readonly monitorUrl: string
+  readonly pid: number | undefined
+}
+
+/** What a measured load reports that a cost window divides by. */
+type LoadCounts = Pick<KvLoadResult, "ops" | "errors" | "throughputPerSec" | "clientCpuSeconds">
+
+/**
+ * Cost counters of a Reef group (`groupName`, as started by startGroup), read with `read` just before and just
+ * after a load window; `sample` turns the two readings and the window's load into a CostSample.
+ */
+export const reefCostWindow = (group: Group, groupName: string, nats: NatsProbe) => {
+  const pids = group.children.map((c) => c.pid ?? -1)
+  const read = () =>
+    Effect.flatMap(engineSums(group), (sums) =>
+      Effect.promise(async () => ({
+        instances: sums.instances,
+        cpu: pids.map((pid) => replicaCpu(pid)),
+        nats: nats.pid === undefined ? undefined : procCpuSeconds(nats.pid),
+        bytes: await connectionBytes(nats.monitorUrl),
+        busy: machineBusyCpuSeconds(),
+        at: performance.now()
+      }))
+    )
+  type Reading = Effect.Effect.Success<ReturnType<typeof read>>
+  const sample = (before: Reading, after: Reading, sets: LoadCounts): CostSample => {
     const writes = sets.ops
     const total: Array<number> = []
     const engine: Array<number> = []
@@ -160,26 +158,71 @@ const measureReef = (
       clientCpuUsPerWrite: perWriteUs(sets.clientCpuSeconds, writes),
       otherCores: round(Math.max(0, busy - ownCpu) / seconds, 2),
       loadAverage1m: loadAverage1m()
-    } satisfies CostSample
-  }).pipe(Effect.scoped)
+    }
+  }
+  return { read, sample }
+}
 
-const measureEtcd = async (plan: CostPlan, n: number): Promise<CostSample> => {
-  const cluster = await startEtcdCluster({ n, unsafeNoFsync: true })
-  try {
-    await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
-    const leader = await cluster.leader()
-    const before = cluster.cpuSeconds()
-    const busyBefore = machineBusyCpuSeconds()
-    const put = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
+/** A Prometheus counter family summed over its labels, from one /metrics text. */
+const counterSum = (metrics: string, family: string): number => {
+  let sum = 0
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith(family) || (line[family.length] !== "{" && line[family.length] !== " ")) continue
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1))
+  }
+  return sum
+}
+
+/**
+ * Raft traffic each etcd member sent and received so far (its peer HTTP transport, from its /metrics:
+ * etcd_network_peer_{sent,received}_bytes_total), the counterpart of a Reef engine's NATS connection.
+ */
+const etcdPeerBytes = async (cluster: EtcdCluster): Promise<Map<string, { sent: number; received: number }>> => {
+  const bytes = new Map<string, { sent: number; received: number }>()
+  await Promise.all(
+    cluster.members.map(async (m) => {
+      const response = await fetch(`${m.endpoint}/metrics`, { signal: AbortSignal.timeout(5_000) })
+      if (!response.ok) throw new Error(`etcd ${m.name} /metrics answered ${response.status}`)
+      const text = await response.text()
+      bytes.set(m.name, {
+        sent: counterSum(text, "etcd_network_peer_sent_bytes_total"),
+        received: counterSum(text, "etcd_network_peer_received_bytes_total")
+      })
+    })
+  )
+  return bytes
+}
+
+/**
+ * Cost counters of an etcd cluster around one load window: this reads them (and which member leads), and
+ * the function it returns reads them again and makes the window's CostSample.
+ */
+export const etcdCostWindow = async (cluster: EtcdCluster) => {
+  const leader = await cluster.leader()
+  const bytesBefore = await etcdPeerBytes(cluster)
+  const before = cluster.cpuSeconds()
+  const busyBefore = machineBusyCpuSeconds()
+  return async (put: LoadResult): Promise<CostSample> => {
     const after = cluster.cpuSeconds()
     const busyAfter = machineBusyCpuSeconds()
+    const bytesAfter = await etcdPeerBytes(cluster)
     const used = Object.keys(after).map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)] as const)
     const followers = used.filter(([name]) => name !== leader.name).map(([, s]) => s)
     const leaderCpu = used.find(([name]) => name === leader.name)?.[1] ?? Number.NaN
     const all = used.map(([, s]) => s)
+    const sent: Array<number> = []
+    const received: Array<number> = []
+    for (const [name, a] of bytesAfter) {
+      const b = bytesBefore.get(name)
+      if (b === undefined) continue
+      sent.push(a.sent - b.sent)
+      received.push(a.received - b.received)
+    }
     const writes = put.ops
     const ownCpu = all.reduce((a, b) => a + b, 0) + put.clientCpuSeconds
     const busy = busyAfter !== undefined && busyBefore !== undefined ? busyAfter - busyBefore : Number.NaN
+    const leaderBytes = bytesAfter.get(leader.name)
+    const leaderBytesBefore = bytesBefore.get(leader.name)
     return {
       writesPerSec: round(put.throughputPerSec, 0),
       writes,
@@ -188,10 +231,53 @@ const measureEtcd = async (plan: CostPlan, n: number): Promise<CostSample> => {
       replicaCpuUsPerWriteMax: perWriteUs(Math.max(...all), writes),
       leaderCpuUsPerWrite: perWriteUs(leaderCpu, writes),
       followerCpuUsPerWrite: perWriteUs(mean(followers), writes),
+      bytesSentPerWrite: round(mean(sent) / Math.max(1, writes), 1),
+      bytesReceivedPerWrite: round(mean(received) / Math.max(1, writes), 1),
+      ...(leaderBytes !== undefined && leaderBytesBefore !== undefined
+        ? { leaderBytesSentPerWrite: round((leaderBytes.sent - leaderBytesBefore.sent) / Math.max(1, writes), 1) }
+        : {}),
       clientCpuUsPerWrite: perWriteUs(put.clientCpuSeconds, writes),
       otherCores: round(Math.max(0, busy - ownCpu) / put.seconds, 2),
       loadAverage1m: loadAverage1m()
     }
+  }
+}
+
+const measureReef = (
+  natsUrl: string,
+  nats: NatsProbe,
+  plan: CostPlan,
+  n: number,
+  variant: CostPlan["variants"][number],
+  tag: string
+) =>
+  Effect.gen(function* () {
+    const groupName = `cost-${variant.name}-${n}-${tag}`
+    const group = yield* startGroup(natsUrl, n, groupName, variant.args)
+    const load = (durationMs: number) =>
+      runKvLoad({
+        addresses: group.addresses,
+        mode: "colocated",
+        op: "set",
+        concurrency: plan.concurrency,
+        durationMs
+      })
+    yield* load(plan.warmUpMs)
+    const window = reefCostWindow(group, groupName, nats)
+    const before = yield* window.read()
+    const sets = yield* load(plan.loadMs)
+    const after = yield* window.read()
+    return window.sample(before, after, sets)
+  }).pipe(Effect.scoped)
+
+const measureEtcd = async (plan: CostPlan, n: number): Promise<CostSample> => {
+  const cluster = await startEtcdCluster({ n, unsafeNoFsync: true })
+  try {
+    await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
+    const window = await etcdCostWindow(cluster)
+    return await window(
+      await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
+    )
   } finally {
     await cluster.stop()
   }
@@ -228,7 +314,7 @@ export const measureCost = async (
     for (const n of plan.ns) {
       for (const variant of plan.variants) {
         contenders[contenderName(variant.name, n)] = (round) =>
-          Effect.runPromise(measureReef(nats.url, nats.monitorUrl, nats.pid, plan, n, variant, String(round)))
+          Effect.runPromise(measureReef(nats.url, nats, plan, n, variant, String(round)))
       }
       if (withEtcd) contenders[contenderName("etcd", n)] = () => measureEtcd(plan, n)
     }

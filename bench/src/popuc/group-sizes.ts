@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { type KvLoadResult, runKvLoad } from "../kv-load.js"
 import { largestRssMb, startGroup } from "../popuc-group.js"
 import { round } from "../report.js"
+import { type CostSample, type NatsProbe, reefCostWindow } from "./cost.js"
 import { type FailoverRun, killOneOfFive } from "./failover.js"
 import { engineSums, idleRssAfter, idleRssAfterLoad, type Plan, writesFor } from "./plan.js"
 
@@ -33,18 +34,22 @@ export interface ReefSize {
   readonly n: number
   readonly modes: Record<string, { readonly set: LoadFigures; readonly get: LoadFigures }>
   readonly engine: Record<string, number | undefined>
+  /** CPU, bytes and messages per committed write over the colocated Set window (cost.ts). */
+  readonly cost: CostSample
   readonly saturated?: LoadFigures & { readonly selfQuits: number }
   readonly failover?: FailoverRun
 }
 
 /** The Reef side of one round: every group size in turn (`idleRss` only in the first round). */
-export const reefSizesRound = (plan: Plan, natsUrl: string, roundIndex: number) =>
+export const reefSizesRound = (plan: Plan, natsUrl: string, nats: NatsProbe, roundIndex: number) =>
   Effect.gen(function* () {
     const writes = writesFor(plan)
     const sizes: Array<ReefSize> = []
     for (const n of plan.ns) {
       const size = yield* Effect.gen(function* () {
-        const group = yield* startGroup(natsUrl, n, `g${n}-r${roundIndex + 1}`)
+        const groupName = `g${n}-r${roundIndex + 1}`
+        const group = yield* startGroup(natsUrl, n, groupName)
+        const costWindow = reefCostWindow(group, groupName, nats)
         // Idle engine rate: instances decided over one second without load.
         const idle0 = yield* engineSums(group)
         yield* Effect.sleep("1 second")
@@ -54,10 +59,14 @@ export const reefSizesRound = (plan: Plan, natsUrl: string, roundIndex: number) 
         const before = yield* engineSums(group)
         const busySince = performance.now()
         const modes: ReefSize["modes"] = {}
+        let cost: CostSample | undefined
         for (const mode of plan.modesFor(n)) {
           const load = (op: "set" | "get") =>
             runKvLoad({ addresses: group.addresses, mode, op, concurrency: plan.concurrency, durationMs: plan.loadMs })
-          const set = figuresOf(yield* load("set"))
+          const costBefore = yield* costWindow.read()
+          const sets = yield* load("set")
+          if (mode === "colocated") cost = costWindow.sample(costBefore, yield* costWindow.read(), sets)
+          const set = figuresOf(sets)
           const get = figuresOf(yield* load("get"))
           modes[mode] = { set, get }
         }
@@ -84,7 +93,8 @@ export const reefSizesRound = (plan: Plan, natsUrl: string, roundIndex: number) 
           replicaIdleRssAfterLoadMb: idleAfterLoad?.mb,
           replicaIdleRssAfterLoadSeconds: idleAfterLoad?.seconds
         }
-        if (n !== 5) return { n, modes, engine } satisfies ReefSize
+        if (cost === undefined) throw new Error("the plan has no colocated Set run to measure cost over")
+        if (n !== 5) return { n, modes, engine, cost } satisfies ReefSize
         // Saturation: as many writes in flight as etcd's peak run (engine stats around it, so its self-quits
         // are told apart from the failure-free runs above).
         const beforeSaturation = yield* engineSums(group)
@@ -92,7 +102,7 @@ export const reefSizesRound = (plan: Plan, natsUrl: string, roundIndex: number) 
         const afterSaturation = yield* engineSums(group)
         const saturated = { ...figuresOf(load), selfQuits: afterSaturation.selfQuits - beforeSaturation.selfQuits }
         const failover = yield* killOneOfFive(plan, group, plan.concurrency)
-        return { n, modes, engine, saturated, failover } satisfies ReefSize
+        return { n, modes, engine, cost, saturated, failover } satisfies ReefSize
       }).pipe(Effect.scoped)
       sizes.push(size)
     }

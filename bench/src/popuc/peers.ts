@@ -15,6 +15,7 @@ import {
   startRedis
 } from "../peers/index.js"
 import { round } from "../report.js"
+import { type CostSample, etcdCostWindow } from "./cost.js"
 import { type FailoverRun, killEtcdLeader } from "./failover.js"
 import type { LoadFigures } from "./group-sizes.js"
 import type { Plan } from "./plan.js"
@@ -31,6 +32,8 @@ export interface EtcdSize {
   readonly n: number
   readonly put: LoadFigures
   readonly get: LoadFigures
+  /** CPU per committed write over the PUT window (cost.ts). */
+  readonly cost: CostSample
   readonly saturated?: LoadFigures
   readonly failover?: FailoverRun
 }
@@ -54,21 +57,22 @@ export const etcdRound = async (plan: Plan): Promise<EtcdRound> => {
     const cluster = await startEtcdCluster({ n, unsafeNoFsync: true })
     try {
       await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.warmUpMs })
-      const put = figures(
-        await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
-      )
+      const costWindow = await etcdCostWindow(cluster)
+      const puts = await runEtcdLoad(cluster, { op: "put", concurrency: plan.concurrency, durationMs: plan.loadMs })
+      const cost = await costWindow(puts)
+      const put = figures(puts)
       const get = figures(
         await runEtcdLoad(cluster, { op: "get", concurrency: plan.concurrency, durationMs: plan.loadMs })
       )
       if (n !== 5) {
-        sizes.push({ n, put, get })
+        sizes.push({ n, put, get, cost })
         continue
       }
       const saturated = figures(
         await runEtcdLoad(cluster, { op: "put", concurrency: plan.saturation, durationMs: plan.loadMs })
       )
       const failover = await killEtcdLeader(plan, cluster, plan.concurrency)
-      sizes.push({ n, put, get, saturated, failover })
+      sizes.push({ n, put, get, cost, saturated, failover })
     } finally {
       await cluster.stop()
     }

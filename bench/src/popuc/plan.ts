@@ -44,7 +44,7 @@ export const planFor = (quick: boolean): Plan =>
     ? {
         ns: [3, 5, 9],
         modesFor: () => ["colocated"],
-        etcdNs: [5],
+        etcdNs: [3, 5, 9],
         loadMs: 1_500,
         concurrency: 128,
         saturation: 1_024,

@@ -10,6 +10,7 @@ import {
   writeResult
 } from "../harness/index.js"
 import { printTable } from "../report.js"
+import { sizesCostResults } from "./cost-report.js"
 import type { ReefSize } from "./group-sizes.js"
 import type { EtcdRound, EtcdSize, measureRedis } from "./peers.js"
 import type { Plan } from "./plan.js"
@@ -61,7 +62,9 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
     metric: "longest interval between successive completed writes (all clients) that ends after the kill",
     killed: "Reef: one replica (no leader); etcd: the leader"
   }
+  const cost = sizesCostResults(plan, sizes)
   const ratios = {
+    ...cost.ratios,
     setThroughputVsEtcdN5: ratioOf(
       {
         numerator: `Reef Set, N = 5, colocated, ${plan.concurrency} in flight (writes/s)`,
@@ -181,6 +184,7 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
     ])
   )
   const metrics = {
+    costPerWrite: cost.metrics,
     engine,
     kv,
     etcd,
@@ -343,6 +347,7 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
       ]
     ]
   )
+  cost.print()
   printTable(
     "Ratios (median and min–max over interleaved rounds)",
     ["ratio", "median", "min", "max"],
@@ -355,7 +360,7 @@ export const reportPopuc = async (plan: Plan, quick: boolean, started: MachineRe
     machine: machineNow(started),
     ratios,
     metrics,
-    curves: { throughput, latency }
+    curves: { throughput, latency, costCpu: cost.curves.cpu, costBytes: cost.curves.bytes }
   })
   console.log(`wrote ${path}`)
 }
