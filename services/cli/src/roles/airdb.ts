@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
+import { listenHostOption } from "./listen-host.js"
 import { defineRole } from "./role.js"
 import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
@@ -28,7 +29,14 @@ export const airdbRole = defineRole({
       default: "jetstream"
     }),
     store: Opt.token({ description: "store name (its segments' prefix)", default: "airdb" }),
+    "js-replicas": Opt.integer({
+      description: "--backend jetstream: copies of each new segment on a NATS cluster (3: survives a server's loss)",
+      default: 1,
+      min: 1,
+      max: 5
+    }),
     "grpc-port": Opt.port({ description: "gRPC port of reef.v1.AirDB (0: a free one)", default: 0 }),
+    host: listenHostOption("--grpc-port"),
     isolation: Opt.choice({
       description: "isolation of this client's transactions",
       choices: ["serializable", "snapshot"],
@@ -60,6 +68,7 @@ export const airdbRole = defineRole({
         storage: {
           backend: input.backend,
           natsUrl: context.natsUrl,
+          jetstreamReplicas: input["js-replicas"],
           redisHost: input["redis-host"],
           redisPort: input["redis-port"],
           azureContainer: input["azure-container"],
@@ -68,6 +77,7 @@ export const airdbRole = defineRole({
             : { azureConnectionString: input["azure-connection-string"] })
         },
         grpcPort: input["grpc-port"],
+        grpcHost: input.host,
         isolation: input.isolation,
         cacheBytes: input["cache-mb"] * 1024 * 1024
       })

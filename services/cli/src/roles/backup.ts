@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Opt } from "../cli/spec.js"
+import { listenHostOption } from "./listen-host.js"
 import { defineRole } from "./role.js"
 import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
@@ -43,7 +44,8 @@ export const backupRole = defineRole({
       default: 0,
       min: 0
     }),
-    "grpc-port": Opt.port({ description: "gRPC port of reef.v1.Backup (0: a free one)", default: 0 })
+    "grpc-port": Opt.port({ description: "gRPC port of reef.v1.Backup (0: a free one)", default: 0 }),
+    host: listenHostOption("--grpc-port")
   },
   examples: [
     "reef run backup --id b1 --grpc-port 7201",
@@ -64,6 +66,7 @@ export const backupRole = defineRole({
         ignoreHints: input["no-hints"],
         latencyUs: input["latency-us"],
         grpcPort: input["grpc-port"],
+        grpcHost: input.host,
         ...(input["from-copy"] === undefined ? {} : { fromCopy: input["from-copy"] })
       })
       return {

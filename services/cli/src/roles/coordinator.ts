@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import { bad, Opt, ok, parseAddress } from "../cli/spec.js"
+import { listenHostOption } from "./listen-host.js"
 import { defineRole } from "./role.js"
 import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
@@ -50,6 +51,7 @@ const timing = (what: string) =>
 
 const coordinatorOptions = {
   "execution-port": Opt.port({ description: "gRPC port of reef.v1.Execution (0: a free one)", default: 0 }),
+  host: listenHostOption("--execution-port"),
   consensus: Opt.choice({
     description: "where blocks get their order: a fixed window, or a POPUC replica group",
     choices: ["window", "popuc"],
@@ -119,6 +121,7 @@ export const coordinatorRole = defineRole({
   options: coordinatorOptions,
   examples: [
     "reef run coordinator --id x1 --execution-port 7401",
+    "reef run coordinator --id x1 --host 10.0.0.1 --execution-port 7401 --data-dir /var/lib/reef/x1",
     "reef run coordinator --id x1 --consensus popuc --popuc-group kv --popuc-min-replicas 3",
     "reef run coordinator --id x1 --window-ms 50 --reject-rate 0.1 --reorder-rate 0.2 --policy zeus"
   ],
@@ -151,6 +154,7 @@ export const coordinatorRole = defineRole({
         .runCoordinator({
           id: context.id,
           grpcPort: input["execution-port"],
+          grpcHost: input.host,
           blockIntervalMs: input["block-interval-ms"],
           maxBlockTxs: input["max-block-txs"],
           epochMs: input["epoch-ms"],
