@@ -3,6 +3,11 @@
  * position being its sequence minus one. An append is a publish with the expected-last-sequence condition
  * (the server refuses it when another record got there first); reads are direct gets by sequence
  * (`allow_direct`), issued together for a range. The stream discards new messages past `maxRecords`.
+ *
+ * On a NATS cluster a segment may be replicated (`replicas`, JetStream's R3): then a direct get can be answered
+ * by any replica, a follower that has not applied the latest appends yet, and a read would miss records the
+ * writer already saw acknowledged. Replicated segments are read through the stream leader's message-get API
+ * instead, which answers from the state the appends were acknowledged by.
  */
 import {
   DiscardPolicy,
@@ -36,6 +41,8 @@ export interface JetStreamSegmentOptions {
   readonly readConcurrency?: number
   /** "file" (default, durable) or "memory". */
   readonly storage?: "file" | "memory"
+  /** Copies of each segment on a NATS cluster (1 by default; 3 survives a server's loss). */
+  readonly replicas?: number
 }
 
 /** Direct gets of a read's first window. */
@@ -74,42 +81,51 @@ export const makeJetStreamSegmentStore = (
   const subject = (segment: string) => `${prefix}.${segment}`
   const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
 
-  const exists = async (segment: string): Promise<boolean> => {
+  /** The stream's direct-get setting, or undefined when it does not exist. */
+  const lookup = async (segment: string): Promise<{ readonly direct: boolean } | undefined> => {
     try {
-      await jsm.streams.info(stream(segment))
-      return true
+      const info = await jsm.streams.info(stream(segment))
+      return { direct: info.config.allow_direct === true }
     } catch (e) {
-      if (apiCode(e) === API_STREAM_NOT_FOUND) return false
+      if (apiCode(e) === API_STREAM_NOT_FOUND) return undefined
       throw e
     }
   }
+  const exists = async (segment: string): Promise<boolean> => (await lookup(segment)) !== undefined
 
-  const getRecord = async (segment: string, position: number) => {
-    const msg = await jsm.direct.getMessage(stream(segment), { seq: position + 1 })
+  const replicas = options.replicas ?? 1
+  /** Direct gets where the stream allows them (its creator's choice, whatever this client's `replicas`). */
+  const getRecord = async (segment: string, position: number, direct: boolean) => {
+    const msg = direct
+      ? await jsm.direct.getMessage(stream(segment), { seq: position + 1 })
+      : await jsm.streams.getMessage(stream(segment), { seq: position + 1 })
     return msg === null ? undefined : { position, next: position + 1, bytes: msg.data }
   }
 
   /**
-   * Streams this client has seen exist. A direct get on a missing stream is not answered (it times out) and
-   * a missing sequence answers "not found" like any sequence of a missing stream: ask the stream itself
-   * once, then trust direct gets.
+   * Streams this client has seen exist, and whether they allow direct gets. A direct get on a missing stream
+   * is not answered (it times out) and a missing sequence answers "not found" like any sequence of a missing
+   * stream: ask the stream itself once, then trust the gets.
    */
-  const known = new Set<string>()
+  const known = new Map<string, boolean>()
   /** First reads of a segment in flight share one stream lookup. */
-  const asking = new Map<string, Promise<boolean>>()
-  const ask = (segment: string): Promise<boolean> => {
+  const asking = new Map<string, Promise<{ readonly direct: boolean } | undefined>>()
+  const ask = (segment: string) => {
     let answer = asking.get(segment)
     if (answer === undefined) {
-      answer = exists(segment).finally(() => asking.delete(segment))
+      answer = lookup(segment).finally(() => asking.delete(segment))
       asking.set(segment, answer)
     }
     return answer
   }
 
   const read = async (segment: string, from: number, maxRecords: number): Promise<RawRead> => {
-    if (!known.has(segment)) {
-      if (!(await ask(segment))) return { _tag: "NotFound" }
-      known.add(segment)
+    let direct = known.get(segment)
+    if (direct === undefined) {
+      const found = await ask(segment)
+      if (found === undefined) return { _tag: "NotFound" }
+      direct = found.direct
+      known.set(segment, direct)
     }
     const records = []
     let position = from
@@ -117,7 +133,7 @@ export const makeJetStreamSegmentStore = (
       // A read at the tail (a state log sync) finds nothing: the first window is small, so it costs a few
       // gets, not a full window of misses.
       const window = Math.min(records.length === 0 ? FIRST_READ_WINDOW : readConcurrency, maxRecords - records.length)
-      const got = await Promise.all(Array.from({ length: window }, (_, i) => getRecord(segment, position + i)))
+      const got = await Promise.all(Array.from({ length: window }, (_, i) => getRecord(segment, position + i, direct)))
       const firstMissing = got.indexOf(undefined)
       for (const r of firstMissing < 0 ? got : got.slice(0, firstMissing)) records.push(r!)
       if (firstMissing >= 0) break
@@ -142,8 +158,8 @@ export const makeJetStreamSegmentStore = (
           max_msgs: limits.maxRecords,
           // A message's size includes its headers (the expected-sequence condition): leave them room.
           max_msg_size: limits.maxAppendBytes + 4 * 1024,
-          allow_direct: true,
-          num_replicas: 1
+          allow_direct: replicas === 1,
+          num_replicas: replicas
         })
         return true
       },

@@ -11,6 +11,8 @@ export interface StorageOptions {
   readonly backend: Backend
   /** JetStream: the NATS server. */
   readonly natsUrl?: string
+  /** JetStream: copies of each segment on a NATS cluster (1 by default). */
+  readonly jetstreamReplicas?: number
   /** Redis: host and port. */
   readonly redisHost?: string
   readonly redisPort?: number
@@ -37,7 +39,12 @@ export const openSegmentStore = (
       if (natsUrl === undefined) return Effect.fail(new StorageConfigError("jetstream needs a NATS url"))
       return Effect.flatMap(
         Effect.promise(() => import("../segment/jetstream.js")),
-        (m) => m.jetStreamSegmentStore({ servers: natsUrl, ...timeout })
+        (m) =>
+          m.jetStreamSegmentStore({
+            servers: natsUrl,
+            ...(o.jetstreamReplicas === undefined ? {} : { replicas: o.jetstreamReplicas }),
+            ...timeout
+          })
       )
     }
     case "redis": {
