@@ -53,6 +53,8 @@ export const startActorProcess = (
     readonly extraArgs?: ReadonlyArray<string>
     /** Runs it through this command (`ip netns exec <netns>`: on a host of hosts/hosts.ts). */
     readonly prefix?: ReadonlyArray<string>
+    /** How long it may take to print its ready line (a liveness bound: long runs on a loaded machine). */
+    readonly startTimeoutMs?: number
   }
 ): Promise<ActorProcess> => {
   const lines: Array<string> = []
@@ -73,6 +75,7 @@ export const startActorProcess = (
         ],
         env: { OTEL_SDK_DISABLED: "true", ...options.env },
         ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+        ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         onLine: (line) => lines.push(line)
       }).pipe(
         // A process that did not start says why in its output: keep the end of it in the failure.

@@ -24,7 +24,7 @@ import {
   makeExecutionClient,
   type RemoraClient,
   receiptOrder,
-  referenceHash,
+  referenceState,
   type Submitted
 } from "@reef/coordinator"
 import { freePort, type NatsServer } from "@reef/kernel"
@@ -34,6 +34,7 @@ import {
   bodySource,
   ed25519Signer,
   Prng,
+  type ReferenceExecutor,
   signingKeyFromSeed,
   type TxMeta,
   transactionStream,
@@ -104,6 +105,9 @@ const workloadStream = (seed: number, prefix: string) => {
 
 const txIdOf = (tx: Transaction) => (admit(tx) as { meta: TxMeta }).meta.id
 
+/** A restart on a loaded machine (other tests, other processes) may take long: a liveness bound only. */
+const START_TIMEOUT_MS = 120_000
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Waits for `condition`, at most `ms` (a liveness bound, not a performance claim). */
@@ -144,7 +148,8 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       id: "x1",
       natsUrl: nats.url,
       cluster,
-      extraArgs: ["--execution-port", String(port), "--data-dir", dataDir, "--window-ms", "100", "--epoch-ms", "500"]
+      extraArgs: ["--execution-port", String(port), "--data-dir", dataDir, "--window-ms", "100", "--epoch-ms", "500"],
+      startTimeoutMs: START_TIMEOUT_MS
     }).then((p) => {
       // Lines of every incarnation, in order.
       const from = p.lines.length
@@ -162,7 +167,8 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       id,
       natsUrl: nats.url,
       cluster,
-      extraArgs: ["--coordinator", "x1", "--cores", "4"]
+      extraArgs: ["--coordinator", "x1", "--cores", "4"],
+      startTimeoutMs: START_TIMEOUT_MS
     })
   const workerIds = ["w1", "w2", "w3"]
   const [first, ...initialWorkers] = await Promise.all([startCoordinator(), ...workerIds.map(startWorker)])
@@ -329,8 +335,16 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   if (state.committed !== all.length) {
     problems.push(`${state.committed} committed for ${all.length} distinct ids (an id committed twice?)`)
   }
-  const reference = referenceHash(receiptOrder(all), byId)
-  if (state.stateHash !== reference) problems.push(`state hash ${state.stateHash} is not the reference's ${reference}`)
+  const reference = referenceState(receiptOrder(all), byId)
+  const referenceHex = reference.digest().hex()
+  if (state.stateHash !== referenceHex) {
+    const want = reference.digest().toProto()
+    problems.push(
+      `state hash ${state.stateHash} is not the reference's ${referenceHex} ` +
+        `(objects ${state.digest?.objects} vs ${want.objects}, version sum ${state.digest?.versionSum} vs ${want.versionSum})`
+    )
+    problems.push(...(await objectDifferences(client, reference)))
+  }
   // Every receipt given is answered identically (all of them in a short run, a sample in a long one).
   const sample = all.length <= 5_000 ? all : all.filter((_, i) => i % Math.ceil(all.length / 5_000) === 0)
   for (const r of sample) {
@@ -358,6 +372,24 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     problems,
     events
   }
+}
+
+/** Where a diverged state differs from the reference, object by object (the first few). */
+const objectDifferences = async (client: RemoraClient, reference: ReferenceExecutor): Promise<Array<string>> => {
+  const found: Array<string> = []
+  for (const [key, want] of reference.entries()) {
+    const got = await Effect.runPromise(Effect.either(client.getObject(key)))
+    if (got._tag === "Left") found.push(`${key}: GetObject failed: ${got.left.message}`)
+    else if (got.right.version !== want.version || !Buffer.from(got.right.value).equals(Buffer.from(want.value))) {
+      const show = (v: Uint8Array) => Buffer.from(v).toString("hex").slice(0, 32)
+      found.push(
+        `${key} on ${got.right.owner}: v${got.right.version} ${show(got.right.value)}, ` +
+          `reference v${want.version} ${show(want.value)} (assigned v${got.right.assignedVersion})`
+      )
+    }
+    if (found.length >= 20) break
+  }
+  return found
 }
 
 export const summarizeRemora = (r: RemoraNemesisReport): string => {

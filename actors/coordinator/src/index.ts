@@ -48,7 +48,14 @@ export {
   type RunCoordinatorOptions,
   runCoordinator
 } from "./run-coordinator.js"
-export { committedOrder, receiptOrder, referenceHash, type SignedWorkload, signedWorkload } from "./signed-workload.js"
+export {
+  committedOrder,
+  receiptOrder,
+  referenceHash,
+  referenceState,
+  type SignedWorkload,
+  signedWorkload
+} from "./signed-workload.js"
 export {
   DEFAULT_WINDOW_MS,
   defaultWindowOptions,

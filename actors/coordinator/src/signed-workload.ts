@@ -50,7 +50,14 @@ export const signedWorkload = (
 }
 
 /** The reference executor's state hash over `order` (transaction ids in consensus order). */
-export const referenceHash = (order: ReadonlyArray<string>, byId: ReadonlyMap<string, Transaction>): string => {
+export const referenceHash = (order: ReadonlyArray<string>, byId: ReadonlyMap<string, Transaction>): string =>
+  referenceState(order, byId).digest().hex()
+
+/** The reference executor after running `order`: its objects say where a diverged run first differs. */
+export const referenceState = (
+  order: ReadonlyArray<string>,
+  byId: ReadonlyMap<string, Transaction>
+): ReferenceExecutor => {
   const reference = new ReferenceExecutor()
   const verifier = new SignatureVerifier()
   for (const id of order) {
@@ -60,7 +67,7 @@ export const referenceHash = (order: ReadonlyArray<string>, byId: ReadonlyMap<st
     if (!a.ok) throw new Error(`committed transaction ${id} is not admissible: ${a.rejection.message}`)
     reference.apply(a.meta as TxMeta<Transaction>, verifier.verify(tx.publicKey, tx.body, tx.signature))
   }
-  return reference.digest().hex()
+  return reference
 }
 
 /** Transaction ids in consensus order, from the commit events. */

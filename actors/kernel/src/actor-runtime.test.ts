@@ -12,7 +12,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { defineActor, onAsk, onTellBatch } from "./actor.js"
-import { PingRpc, spawn } from "./actor-runtime.js"
+import { incarnationAfter, PingRpc, spawn } from "./actor-runtime.js"
 import { Bus } from "./bus.js"
 import { encodeMessage } from "./codec.js"
 import { CounterAddRpc, CounterFailRpc, CounterGetRpc, counterActor } from "./counter-actor.js"
@@ -198,8 +198,13 @@ describe("actor runtime", () => {
 
   it.scoped("a defect restarts the actor with fresh state after the policy's delay (TestClock)", () =>
     Effect.gen(function* () {
-      const ref = yield* spawn(counterActor, "c1")
+      const ref = yield* spawn(counterActor, "c1", { incarnation: "i1" })
       const m = yield* Messenger
+      const incarnation = () =>
+        m
+          .ask(addr("c1"), PingRpc, PingRequest.fromPartial({ payload: "" }))
+          .pipe(Effect.map((r) => r.hops[0]?.incarnation))
+      expect(yield* incarnation()).toBe("i1")
       yield* m.ask(addr("c1"), CounterAddRpc, { key: "k", amount: 7 })
       const error = yield* m.ask(addr("c1"), CounterFailRpc, { reason: "bug", defect: true }).pipe(Effect.flip)
       expect(remoteCode(error)).toBe(ErrorCode.ERROR_CODE_HANDLER_FAILED)
@@ -209,6 +214,9 @@ describe("actor runtime", () => {
       expect((yield* Fiber.join(pending)).value).toBe(0)
       expect(yield* ref.status).toBe(ActorStatus.ACTOR_STATUS_RUNNING)
       expect((yield* ref.stats).restarts).toBe(1)
+      // Its state is gone: to its peers it is a new incarnation, never the same one under its id.
+      expect(yield* incarnation()).toBe(incarnationAfter("i1", 1))
+      expect(incarnationAfter("i1", 1)).not.toBe("i1")
     }).pipe(Effect.provide(kernel))
   )
 

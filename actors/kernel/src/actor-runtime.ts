@@ -112,6 +112,14 @@ export interface SpawnOptions {
   readonly incarnation?: string
 }
 
+/**
+ * The incarnation an actor presents after `restarts` crashes: its state was rebuilt from `initialState`, so
+ * to its peers it is a new incarnation (what the old state held is gone), never the same one under its id.
+ * An actor whose `initialState` needs the incarnation it will run as counts its own rebuilds with this.
+ */
+export const incarnationAfter = (base: string, restarts: number): string =>
+  restarts === 0 ? base : `${base}+${restarts}`
+
 const failureMessage = (failure: HandlerFailure): string =>
   failure.message !== undefined && failure.message !== "" ? failure.message : failure._tag
 
@@ -144,7 +152,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
       PingRpc,
       (request) =>
         Effect.gen(function* () {
-          const hop = { address, pid: process.pid, incarnation }
+          const hop = { address, pid: process.pid, incarnation: incarnationAfter(incarnation, stats.restarts) }
           const [next, ...rest] = request.relay
           if (next === undefined) return { hops: [hop], payload: request.payload }
           const downstream = yield* messenger
@@ -544,7 +552,7 @@ export const spawn = <S, R>(definition: ActorDefinition<S, R>, id: string, optio
           load: depth / capacity,
           version: config.version,
           status: yield* Ref.get(status),
-          incarnation,
+          incarnation: incarnationAfter(incarnation, stats.restarts),
           handled: stats.handled,
           errored: stats.errored,
           mailboxDepth: depth,

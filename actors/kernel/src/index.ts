@@ -17,7 +17,7 @@ export {
   type Rpc,
   rpc
 } from "./actor.js"
-export { type ActorRef, PingRpc, type SpawnOptions, spawn } from "./actor-runtime.js"
+export { type ActorRef, incarnationAfter, PingRpc, type SpawnOptions, spawn } from "./actor-runtime.js"
 /** The wire form of `tellMany` (benchmarks encode batches exactly as the messenger does). */
 export { encodeBatch } from "./batch-codec.js"
 export {

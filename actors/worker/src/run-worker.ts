@@ -3,7 +3,7 @@
  */
 
 import { randomUUID } from "node:crypto"
-import { type Codec, KernelConfig, Messenger, PresenceDetails, spawn } from "@reef/kernel"
+import { type Codec, incarnationAfter, KernelConfig, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
 import * as Effect from "effect/Effect"
@@ -47,16 +47,23 @@ export const runWorker = (options: RunWorkerOptions) =>
           )
       )
     let current: WorkerDriver | undefined
+    let rebuilds = 0
     const makeDriver = Effect.sync(() => {
       // A restart after a defect starts a fresh driver; the old one's timers must not feed anything any more.
+      // Its objects are gone: it runs as a new incarnation (the one the kernel announces), so the coordinator
+      // recovers at once instead of waiting for a stall.
       current?.close()
-      current = new WorkerDriver(resolved, {
-        tellWorker: (worker, codec, messages) =>
-          send({ cluster: config.cluster, role: WORKER_ROLE, id: worker }, codec, messages),
-        tellCoordinator: (codec, messages) => send(coordinatorAddress, codec, messages),
-        spans,
-        warn
-      })
+      const incarnation = incarnationAfter(resolved.incarnation, rebuilds++)
+      current = new WorkerDriver(
+        { ...resolved, incarnation },
+        {
+          tellWorker: (worker, codec, messages) =>
+            send({ cluster: config.cluster, role: WORKER_ROLE, id: worker }, codec, messages),
+          tellCoordinator: (codec, messages) => send(coordinatorAddress, codec, messages),
+          spans,
+          warn
+        }
+      )
       return current
     })
     yield* spawn(workerActor(makeDriver, warn), id, { incarnation: resolved.incarnation })
