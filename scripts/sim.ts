@@ -10,6 +10,8 @@
  *   pnpm sim remora --scenario faults --seed 77  replay one seed
  *   pnpm sim airdb --seeds 200                   AirDB's clients over simulated storage (actors/airdb/src/sim)
  *   pnpm sim airdb --scenario faults --seed 7    replay one seed
+ *   pnpm sim airdb-core --seeds 2000             AirDB's client core over a model of storage (actors/airdb/src/sim)
+ *   pnpm sim airdb-core --scenario pauses --seed 7   replay one seed
  *   pnpm sim ira --seeds 500                     Ira's backup follower over a faulty stream (actors/backup/src/sim)
  *   pnpm sim ira --scenario chaos --seed 7       replay one seed
  *
@@ -17,6 +19,7 @@
  */
 import { argv, exit } from "node:process"
 import { runAirDbSimCli } from "../actors/airdb/src/sim/cli.js"
+import { runAirDbCoreSimCli } from "../actors/airdb/src/sim/core-cli.js"
 import { runIraSim } from "../actors/backup/src/sim/cli.js"
 import { MUTANTS } from "../actors/nic/src/sim/mutants.js"
 import { describeFailure } from "../actors/nic/src/sim/report.js"
@@ -35,7 +38,7 @@ interface Args {
   readonly mutant: string | undefined
 }
 
-const usage = `usage: pnpm sim popuc|remora|airdb|ira ... (pnpm sim remora --help, pnpm sim airdb --help, pnpm sim ira --help)
+const usage = `usage: pnpm sim popuc|remora|airdb|airdb-core|ira ... (pnpm sim remora --help, pnpm sim airdb --help, pnpm sim airdb-core --help, pnpm sim ira --help)
        pnpm sim popuc [--seeds N] [--seed S] [--n 3|5|7|9] [--scenario a,b] [--mutant name]
   --seeds N     how many consecutive seeds per scenario (default 1000, or 1 with --seed)
   --seed S      first seed (default 1)
@@ -150,9 +153,11 @@ try {
       ? runRemoraSim(argv.slice(3))
       : argv[2] === "airdb"
         ? runAirDbSimCli(argv.slice(3))
-        : argv[2] === "ira"
-          ? runIraSim(argv.slice(3))
-          : main()
+        : argv[2] === "airdb-core"
+          ? runAirDbCoreSimCli(argv.slice(3))
+          : argv[2] === "ira"
+            ? runIraSim(argv.slice(3))
+            : main()
   )
 } catch (e) {
   console.error(e instanceof Error ? e.message : e)

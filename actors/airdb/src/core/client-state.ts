@@ -27,12 +27,25 @@ export interface CoreVariant {
   readonly mergeKey: (older: KeyState, newer: KeyState) => KeyState
   /** Whether an entry may be appended at n: afterwards n + 1 − i_k ≤ (1+ε)B. */
   readonly admits: (n: number, chainEnd: number, policy: TimelyPolicy) => boolean
+  /** A `Get` rides a bus (false: answered from the tail this client happens to have: stale). */
+  readonly getRidesBus: boolean
+  /** A read consults the tail before the snapshots (false: a snapshot's state wins over a newer tail). */
+  readonly tailFirst: boolean
+  /** Adopting a chain rebases the tail at the client's tail instead of the chain's end (true: keys modified since
+   *  the chain's end leave the tail, as if an older snapshot covered them). */
+  readonly adoptCoversTail: boolean
+  /** A commit is acknowledged when its append is sent (true: before the log holds it). */
+  readonly ackOnSend: boolean
 }
 
 export const STANDARD_VARIANT: CoreVariant = {
   decide: standardDecide,
   mergeKey: (_older, newer) => newer,
-  admits: admitsEntry
+  admits: admitsEntry,
+  getRidesBus: true,
+  tailFirst: true,
+  adoptCoversTail: false,
+  ackOnSend: false
 }
 
 /** The next step of a read at snapshot s(T). */
@@ -99,7 +112,7 @@ export class ClientState {
    */
   adopt(chain: Chain): boolean {
     if (this.adoptable() !== chain) return false
-    this.replay.rebase(chainEnd(chain))
+    this.replay.rebase(this.variant.adoptCoversTail ? this.replay.next : chainEnd(chain))
     this.adopted = chain
     return true
   }
@@ -121,6 +134,11 @@ export class ClientState {
     const inTail = this.replay.get(key)
     if (inTail !== undefined) return this.at(inTail, snapshot)
     if (chain !== this.adopted) return { _tag: "Lookup", chain: this.adopted }
+    return this.at(state, snapshot)
+  }
+
+  /** A state found somewhere, judged at s(T) with no further checks (the simulator's broken read paths). */
+  judge(state: KeyState | undefined, snapshot: number): ReadStep {
     return this.at(state, snapshot)
   }
 

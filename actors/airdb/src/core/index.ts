@@ -4,6 +4,7 @@
  */
 export * from "./blocks.js"
 export * from "./chain.js"
+export * from "./client-core.js"
 export * from "./client-state.js"
 export * from "./conflict.js"
 export * from "./coordination.js"

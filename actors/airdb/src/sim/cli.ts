@@ -2,6 +2,7 @@
  * `pnpm sim airdb [--seeds N] [--seed S] [--scenario a,b] [--mutant name]`: runs the AirDB simulator over
  * consecutive seeds and prints a table; every violation comes with the command that replays it.
  */
+import { formatTable, parseSimArgs } from "./cli-args.js"
 import { MUTANTS, replayCommand, runScenario, SCENARIOS } from "./scenarios.js"
 
 const usage = `usage: pnpm sim airdb [--seeds N] [--seed S] [--scenario a,b] [--mutant name]
@@ -15,28 +16,12 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
     console.log(usage)
     return 0
   }
-  const flags = new Map<string, string>()
-  for (let i = 0; i < args.length; i += 2) {
-    const flag = args[i]!
-    const value = args[i + 1]
-    if (!flag.startsWith("--") || value === undefined) throw new Error(`bad argument ${flag}\n${usage}`)
-    if (!["seeds", "seed", "scenario", "mutant"].includes(flag.slice(2)))
-      throw new Error(`unknown flag ${flag}\n${usage}`)
-    flags.set(flag.slice(2), value)
-  }
-  const int = (name: string, fallback: number) => {
-    const raw = flags.get(name)
-    const v = raw === undefined ? fallback : Number(raw)
-    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} must be a non-negative integer`)
-    return v
-  }
-  const mutant = flags.get("mutant")
+  const parsed = parseSimArgs(args, usage, 50)
+  const mutant = parsed.mutant
   const scenarios =
-    flags.get("scenario")?.split(",") ??
-    (mutant === undefined ? [...SCENARIOS.keys()] : [MUTANTS.get(mutant)?.scenario ?? ""])
+    parsed.scenarios ?? (mutant === undefined ? [...SCENARIOS.keys()] : [MUTANTS.get(mutant)?.scenario ?? ""])
   for (const s of scenarios) if (!SCENARIOS.has(s)) throw new Error(`unknown scenario ${s}\n${usage}`)
-  const seeds = int("seeds", flags.has("seed") ? 1 : 50)
-  const first = int("seed", 1)
+  const { seeds, first } = parsed
   const rows: Array<Array<string>> = []
   let violations = 0
   for (const scenario of scenarios) {
@@ -110,10 +95,7 @@ export const runAirDbSimCli = (args: ReadonlyArray<string>): number => {
     "max n-i_k",
     "ms/run"
   ]
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const fmt = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  console.log([fmt(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(fmt)].join("\n"))
+  console.log(formatTable(header, rows))
   console.log(violations === 0 ? "\nno violations" : `\n${violations} violations`)
   return violations === 0 ? 0 : 1
 }

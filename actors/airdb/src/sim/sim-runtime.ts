@@ -12,10 +12,10 @@ import * as Fiber from "effect/Fiber"
 import type * as Scheduler from "effect/Scheduler"
 import { ControlledScheduler } from "effect/Scheduler"
 import { PCGRandom } from "effect/Utils"
+import { TimedHeap } from "./timed-heap.js"
 
 interface Sleeper {
   readonly at: number
-  readonly seq: number
   readonly wake: () => void
   cancelled: boolean
 }
@@ -24,8 +24,7 @@ interface Sleeper {
 class SimClock implements Clock.Clock {
   readonly [Clock.ClockTypeId]: Clock.ClockTypeId = Clock.ClockTypeId
   now = 0
-  private seq = 0
-  private readonly heap: Array<Sleeper> = []
+  private readonly heap = new TimedHeap<Sleeper>()
 
   unsafeCurrentTimeMillis(): number {
     return this.now
@@ -40,73 +39,38 @@ class SimClock implements Clock.Clock {
     return Effect.async<void>((resume) => {
       const s: Sleeper = {
         at: this.now + Math.max(0, Duration.toMillis(duration)),
-        seq: this.seq++,
         wake: () => resume(Effect.void),
         cancelled: false
       }
-      this.push(s)
+      this.heap.push(s)
       return Effect.sync(() => {
         s.cancelled = true
       })
     })
   }
 
-  private less(a: Sleeper, b: Sleeper): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq)
-  }
-
-  private push(s: Sleeper): void {
-    const h = this.heap
-    h.push(s)
-    for (let i = h.length - 1; i > 0; ) {
-      const parent = (i - 1) >> 1
-      if (!this.less(h[i]!, h[parent]!)) break
-      ;[h[i], h[parent]] = [h[parent]!, h[i]!]
-      i = parent
-    }
-  }
-
-  private pop(): Sleeper | undefined {
-    const h = this.heap
-    const top = h[0]
-    const last = h.pop()
-    if (top === undefined || last === undefined || h.length === 0) return top
-    h[0] = last
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1
-      const r = l + 1
-      let m = i
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r
-      if (m === i) break
-      ;[h[i], h[m]] = [h[m]!, h[i]!]
-      i = m
-    }
-    return top
-  }
-
   /** Wakes the sleepers due at the current time (I/O that completes between two ready fibers' turns). */
   wakeDue(): void {
     for (;;) {
-      const top = this.heap[0]
+      const top = this.heap.peek()
       if (top === undefined || top.at > this.now) return
-      const s = this.pop()!
+      const s = this.heap.pop()!
       if (!s.cancelled) s.wake()
     }
   }
 
   /** Advances to the next live sleeper's time and wakes every sleeper due then. */
   advance(limitMs: number): "advanced" | "nobody-asleep" | "limit" {
-    let next = this.pop()
-    while (next?.cancelled) next = this.pop()
+    let next = this.heap.pop()
+    while (next?.cancelled) next = this.heap.pop()
     if (next === undefined) return "nobody-asleep"
     if (next.at > limitMs) return "limit"
     this.now = next.at
     next.wake()
     for (;;) {
-      const top = this.heap[0]
+      const top = this.heap.peek()
       if (top === undefined || top.at > this.now) break
-      const s = this.pop()!
+      const s = this.heap.pop()!
       if (!s.cancelled) s.wake()
     }
     return "advanced"
