@@ -151,7 +151,7 @@ describe("lease transfers (§4.2, Alg. 3 EnsureOwnership)", () => {
     expect(w.objects.has("k")).toBe(false)
     // A repeated request is answered "missing": w1 no longer has (k, 1) and never will.
     expect(stepWorker(w, { _tag: "ObjectRequest", key: "k", version: 1, requester: "w2", trace: "" })).toEqual([
-      { _tag: "SendObject", to: "w2", key: "k", version: 1, value: undefined, trace: "" }
+      { _tag: "SendObject", to: "w2", key: "k", version: 1, value: undefined, trace: "", generation: 0 }
     ])
   })
 
@@ -255,5 +255,69 @@ describe("stateless tasks and validation tokens (§4.3)", () => {
     const next = stepWorker(w, { _tag: "UnitDone", unit: [...w.running.keys()][0]!, valid: true })
     const unit = next.find((o) => o._tag === "StartUnit")
     expect(unit).toMatchObject({ verify: "a" })
+  })
+})
+
+describe("fence generations (§4.6 recovery)", () => {
+  // Found by the crash simulator (pnpm sim remora --scenario crash-chaos --seed 27): w2 took a transfer of
+  // (k, 3) that w1 had sent in generation 3, while a recovery (generation 4) had w1 run the producer of (k, 3)
+  // again. w2 ran its task and sent (k, 4) back to w1 before w1 had consumed the (k, 2) it held for that producer:
+  // the newer version replaced the older one (a worker holds one version of a key) and the producer could not run.
+  it("drops a lease transfer sent in another generation; the fetch is asked again in its own", () => {
+    const w = worker("w2")
+    stepWorker(w, { _tag: "Fence", generation: 4 })
+    const out = stepWorker(w, {
+      _tag: "Stateful",
+      tasks: [task(44, tx("t44", ["k"]), [3], ["w1"], { generation: 4 })]
+    })
+    expect(out).toEqual([{ _tag: "RequestObject", to: "w1", key: "k", version: 3, trace: "" }])
+    const stale = {
+      _tag: "ObjectArrived",
+      key: "k",
+      version: 3,
+      value: new TextEncoder().encode("k3;"),
+      from: "w1"
+    } as const
+    expect(stepWorker(w, { ...stale, generation: 3 })).toEqual([])
+    expect(w.objects.has("k")).toBe(false)
+    expect(w.stats.fencedOff).toBe(1)
+    // Still fetching: asked again after the retry delay, and the current generation's transfer is taken.
+    expect(stepWorker(w, { _tag: "Tick", nowMs: 200 })).toEqual([
+      { _tag: "RequestObject", to: "w1", key: "k", version: 3, trace: "" }
+    ])
+    expect(started(stepWorker(w, { ...stale, generation: 4 }))).toHaveLength(1)
+  })
+
+  it("a transfer from a newer generation fences the worker first (its own fence is on the way)", () => {
+    const w = worker("w2")
+    stepWorker(w, { _tag: "Stateful", tasks: [task(1, tx("a", ["k"]), [3], ["w1"])] })
+    const out = stepWorker(w, {
+      _tag: "ObjectArrived",
+      key: "k",
+      version: 3,
+      value: new TextEncoder().encode("k3;"),
+      from: "w1",
+      generation: 1
+    })
+    expect(out).toEqual([{ _tag: "Fenced", generation: 1 }])
+    expect(w.tasks.size).toBe(0)
+    expect(w.objects.size).toBe(0)
+  })
+
+  it("transfers from the coordinator (no generation) are taken in any generation", () => {
+    const w = worker("w2")
+    stepWorker(w, { _tag: "Fence", generation: 2 })
+    stepWorker(w, {
+      _tag: "Stateful",
+      tasks: [task(1, tx("a", ["k"]), [3], [COORDINATOR_SOURCE], { generation: 2 })]
+    })
+    const out = stepWorker(w, {
+      _tag: "ObjectArrived",
+      key: "k",
+      version: 3,
+      value: new TextEncoder().encode("k3;"),
+      from: COORDINATOR_SOURCE
+    })
+    expect(started(out)).toHaveLength(1)
   })
 })

@@ -100,6 +100,11 @@ export type WorkerInput<P> =
       readonly version: number
       readonly value: Uint8Array | undefined
       readonly from: Source
+      /**
+       * The sending worker's fence generation (SendObject's). Undefined: from the coordinator, whose persisted
+       * versions hold in every generation. A transfer of another generation than this worker's is dropped.
+       */
+      readonly generation?: number
     }
   | { readonly _tag: "TokenRequest"; readonly txId: string; readonly requester: WorkerId }
   | { readonly _tag: "TokenArrived"; readonly txId: string; readonly valid: boolean }
@@ -128,6 +133,8 @@ export type WorkerOutput<P> =
       /** undefined: "missing". */
       readonly value: Uint8Array | undefined
       readonly trace: string
+      /** The fence generation it is sent in (the receiver drops it when it is in another one). */
+      readonly generation: number
     }
   | { readonly _tag: "RequestToken"; readonly to: WorkerId; readonly txId: string }
   | { readonly _tag: "SendToken"; readonly to: WorkerId; readonly txId: string; readonly valid: boolean }
@@ -390,7 +397,15 @@ const offer = <P>(s: WorkerState<P>, key: Key, version: number, value: Uint8Arra
   if (want !== undefined) {
     s.remoteWants.delete(vk)
     s.stats.leaseTransfersOut++
-    out.push({ _tag: "SendObject", to: want.requester, key, version, value, trace: want.trace })
+    out.push({
+      _tag: "SendObject",
+      to: want.requester,
+      key,
+      version,
+      value,
+      trace: want.trace,
+      generation: s.generation
+    })
     return
   }
   s.objects.set(key, { version, value })
@@ -728,12 +743,12 @@ const onObjectRequest = <P>(
   if (held !== undefined && held.version === version) {
     s.objects.delete(key)
     s.stats.leaseTransfersOut++
-    out.push({ _tag: "SendObject", to: requester, key, version, value: held.value, trace })
+    out.push({ _tag: "SendObject", to: requester, key, version, value: held.value, trace, generation: s.generation })
     return
   }
   if ((s.seen.get(key) ?? -1) >= version) {
     // Handed over or consumed already: a duplicate request, or the requester must look elsewhere.
-    out.push({ _tag: "SendObject", to: requester, key, version, value: undefined, trace })
+    out.push({ _tag: "SendObject", to: requester, key, version, value: undefined, trace, generation: s.generation })
     return
   }
   s.remoteWants.set(versionKey(key, version), { requester, trace })
@@ -847,9 +862,20 @@ export const stepWorker = <P>(s: WorkerState<P>, input: WorkerInput<P>): Readonl
       onObjectRequest(s, input.key, input.version, input.requester, input.trace, out)
       break
     }
-    case "ObjectArrived":
+    case "ObjectArrived": {
+      // A transfer sent in another generation: its version may be one a replay has not produced again yet,
+      // arriving ahead of the inputs this worker still holds for earlier tasks (one version per key here). An
+      // older one is stale; a newer one means this worker's fence is on its way (take it, then drop the
+      // transfer: its fetch was of the old generation). The requester asks again in its own generation.
+      const g = input.generation
+      if (g !== undefined && g !== s.generation) {
+        if (g > s.generation) fenceWorker(s, g, out)
+        s.stats.fencedOff++
+        break
+      }
       onObjectArrived(s, input.key, input.version, input.value, input.from, out)
       break
+    }
     case "TokenRequest": {
       const token = s.tokens.get(input.txId)
       if (token !== undefined) {

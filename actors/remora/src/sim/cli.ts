@@ -12,7 +12,15 @@ export const REMORA_SIM_USAGE = `usage: pnpm sim remora [--seeds N] [--seed S] [
   --seeds N     consecutive seeds per scenario (default 1000, or 1 with --seed)
   --seed S      first seed (default 1); with --seeds 1 this replays one run
   --scenario    comma-separated subset of: ${[...SCENARIOS.keys()].join(", ")}
-  --mutant      run a deliberately broken core to see a violation: ${[...MUTANTS.keys()].join(", ")}`
+                (worker-crash, coordinator-crash, crash-chaos: kills and restarts, replayed from the disk model)
+  --mutant      run a deliberately broken core or shell to see a violation: ${[...MUTANTS.keys()].join(", ")}
+  --help        this text
+
+Checks: Theorem 1 (final state and outcomes = sequential execution of the committed chain), Lemma 8 (every
+copy of a version has one value; a re-execution produces what the first did), Lemma 4, committed once,
+receipts stable (given once, never changed, still on disk), liveness once faults stop (A8).
+  pnpm sim remora --seeds 5000 --scenario crash-chaos     thousands of seeds with crashes
+  pnpm sim remora --scenario crash-chaos --seed 27        replay one seed`
 
 interface Args {
   readonly seeds: number
@@ -56,6 +64,10 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     "recomputed",
     "lease transfers",
     "duplicates",
+    "kills",
+    "recoveries",
+    "replayed",
+    "epochs",
     "ms/run"
   ]
   const lines = rows.map((r) => [
@@ -69,6 +81,10 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
     String(r.recomputed),
     String(r.leaseTransfers),
     String(r.duplicates),
+    String(r.kills),
+    String(r.recoveries),
+    String(r.replayed),
+    String(r.epochs),
     (r.ms / r.runs).toFixed(1)
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
@@ -78,6 +94,10 @@ const table = (rows: ReadonlyArray<ScenarioSummary & { readonly ms: number }>): 
 }
 
 export const runRemoraSim = (argv: ReadonlyArray<string>): number => {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(REMORA_SIM_USAGE)
+    return 0
+  }
   let args: Args
   try {
     args = parse(argv)

@@ -28,7 +28,32 @@ const cases: ReadonlyArray<readonly [string, string, string, ReadonlyArray<Prope
   ["does not record the new owner at dispatch", "stale-owner", "window", ["Theorem 3"]],
   ["runs a contract whose signature did not verify", "ignore-invalid-token", "window", ["Theorem 1"]],
   ["runs a duplicated dispatch again", "no-dispatch-dedup", "scale-out", ["Theorem 3"]],
-  ["takes a stale duplicate transfer", "accept-stale-transfer", "faults", ["Theorem 1", "no crash", "Lemma 8"]]
+  ["takes a stale duplicate transfer", "accept-stale-transfer", "faults", ["Theorem 1", "no crash", "Lemma 8"]],
+  // Recovery (§4.6) and restarts: each broken part is caught with crashes on.
+  [
+    "replays from the wrong index (persist_index taken at dispatch, not at the epoch's end)",
+    "persist-index-at-dispatch",
+    "worker-crash",
+    ["Lemma 4", "liveness", "Theorem 1", "Lemma 8", "committed once"]
+  ],
+  [
+    "does not reclaim ownership in a recovery",
+    "no-ownership-reclaim",
+    "worker-crash",
+    ["liveness", "Lemma 4", "Theorem 1"]
+  ],
+  [
+    "keeps its seen-id set in memory only",
+    "volatile-seen-ids",
+    "coordinator-crash",
+    ["committed once", "receipts stable"]
+  ],
+  [
+    "takes a lease transfer sent in an older fence generation",
+    "accept-old-generation",
+    "crash-chaos",
+    ["no crash", "Theorem 1", "Lemma 4", "liveness"]
+  ]
 ]
 
 describe("the simulator catches broken cores", () => {

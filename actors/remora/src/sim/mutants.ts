@@ -3,7 +3,8 @@
  * the checker has gone blind (a checker that cannot fail proves nothing).
  */
 import { stepCoordinator } from "../core/coordinator.js"
-import { ownerOf, pack, versionOf } from "../core/object-table.js"
+import { COORDINATOR_OWNER, ownerOf, pack, versionOf } from "../core/object-table.js"
+import { COORDINATOR_SOURCE, type Source } from "../core/types.js"
 import { stepWorker } from "../core/worker.js"
 import type { SimHooks } from "./world.js"
 
@@ -80,11 +81,82 @@ const acceptStaleTransfer: SimHooks = {
   }
 }
 
+// ---- recovery (§4.6) and restarts ------------------------------------------------------------------------
+
+/**
+ * Records as persist_index the dispatch index at the time the snapshot is written, not the end of the epoch the
+ * snapshot holds: blocks dispatched after the epoch ended are taken as persisted, and a recovery (or a restarted
+ * coordinator) replays from the wrong index, skipping them.
+ */
+const persistIndexAtDispatch: SimHooks = {
+  stepCoordinator: (s, input) => {
+    const epochs = s.stats.epochsPersisted
+    const out = stepCoordinator(s, input).map((o) =>
+      o._tag === "Persist"
+        ? {
+            ...o,
+            persisted: { ...o.persisted, seq: s.inflight.next - 1, height: s.log[s.log.length - 1]?.height ?? s.height }
+          }
+        : o
+    )
+    if (s.stats.epochsPersisted > epochs && s.log.length > 0) {
+      s.persisted = { ...s.persisted, seq: s.inflight.next - 1, height: s.log[s.log.length - 1]!.height }
+      s.log = []
+      if (s.lastClosed.seq < s.persisted.seq) s.lastClosed = { seq: s.persisted.seq, height: s.persisted.height }
+    }
+    return out
+  }
+}
+
+/**
+ * A recovery that does not take ownership back: the replay's inputs are fetched from the workers that owned
+ * them before the failure (a fenced worker, or the restarted incarnation, which hold nothing), not from the
+ * coordinator's persisted copies.
+ */
+const noOwnershipReclaim: SimHooks = {
+  stepCoordinator: (s, input) => {
+    const owners = new Map<string, Source>()
+    if (input._tag === "Workers" || input._tag === "Recover") {
+      for (let id = 0; id < s.keys.size; id++) {
+        const owner = ownerOf(s.router.get(id))
+        if (owner !== COORDINATOR_OWNER) owners.set(s.keys.name(id), s.registry.idOf(owner))
+      }
+    }
+    const out = stepCoordinator(s, input)
+    if (!out.some((o) => o._tag === "Recovered")) return out
+    return out.map((o) =>
+      o._tag !== "SendStateful"
+        ? o
+        : {
+            ...o,
+            tasks: o.tasks.map((t) => ({
+              ...t,
+              sources: t.sources.map((src, i) =>
+                src === COORDINATOR_SOURCE ? (owners.get(t.tx.keys[i]!) ?? src) : src
+              )
+            }))
+          }
+    )
+  }
+}
+
+/** The coordinator shell keeps its seen-id set in memory only: after a restart a resubmitted id is new. */
+const volatileSeenIds: SimHooks = { volatileSeenIds: true }
+
+/** Takes a lease transfer whatever generation it was sent in (the bug the crash simulator found first). */
+const acceptOldGeneration: SimHooks = {
+  stepWorker: (s, input) => stepWorker(s, input._tag === "ObjectArrived" ? { ...input, generation: undefined } : input)
+}
+
 export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
   ["adopt-out-of-order", adoptOutOfOrder],
   ["reuse-version", reuseVersion],
   ["stale-owner", staleOwner],
   ["ignore-invalid-token", ignoreInvalidToken],
   ["no-dispatch-dedup", noDispatchDedup],
-  ["accept-stale-transfer", acceptStaleTransfer]
+  ["accept-stale-transfer", acceptStaleTransfer],
+  ["persist-index-at-dispatch", persistIndexAtDispatch],
+  ["no-ownership-reclaim", noOwnershipReclaim],
+  ["volatile-seen-ids", volatileSeenIds],
+  ["accept-old-generation", acceptOldGeneration]
 ])

@@ -26,6 +26,10 @@ export interface RunReport {
     readonly duplicates: number
     readonly messages: number
     readonly virtualMs: number
+    readonly kills: number
+    readonly recoveries: number
+    readonly replayed: number
+    readonly epochs: number
   }
 }
 
@@ -96,6 +100,37 @@ const withFaults = (c: SimConfig, p: Prng): SimConfig => ({
   slowFactor: Array.from({ length: c.workers + c.lateWorkers }, () => (p.chance(0.3) ? p.pick([2, 4, 10]) : 1))
 })
 
+/**
+ * Kills and restarts (`kind`: which processes), with epochs short enough to persist between them, and arrivals
+ * spread over the fault period so that work is in flight when a kill lands.
+ */
+const withCrashes = (c: SimConfig, p: Prng, kind: "workers" | "coordinator" | "chaos"): SimConfig => {
+  const untilMs = p.int(100, 1200)
+  const txs = p.int(30, 160)
+  return {
+    ...c,
+    txs,
+    arrivalGapMs: (untilMs / txs) * p.pick([0.5, 1, 1.5]),
+    coordinator: { ...c.coordinator, epochBlocks: p.pick([0, 1, 2, 5]), epochRetryMs: p.pick([50, 300]) },
+    maxTimeMs: 30_000,
+    crashes: {
+      untilMs,
+      workerKillGapMs: kind === "coordinator" ? 0 : p.pick([40, 120, 400]),
+      coordinatorKillGapMs: kind === "workers" ? 0 : p.pick([60, 200, 500]),
+      midStepKillShare: p.pick([0, 0.5, 1]),
+      restartDelayMs: [2, p.pick([10, 60, 250])],
+      presenceDelayMs: p.pick([1, 10, 40]),
+      presenceTimeoutMs: p.pick([30, 150, 500]),
+      outageGapMs: kind === "chaos" ? p.pick([0, 150, 500]) : 0,
+      outageMs: p.int(2, 60),
+      lossRate: kind === "chaos" ? p.pick([0, 0.002, 0.01]) : 0,
+      stallRecoveryMs: p.pick([300, 1000]),
+      epochMs: p.pick([0, 15, 60, 250]),
+      clientRetryMs: p.pick([80, 400])
+    }
+  }
+}
+
 const anyParams = (c: CoordinatorParams, p: Prng): CoordinatorParams => ({
   ...c,
   policy: p.pick(POLICIES),
@@ -151,6 +186,32 @@ export const SCENARIOS: ReadonlyMap<string, (seed: number) => SimConfig> = new M
       const faulty = withFaults(joined, p)
       return { ...faulty, coordinator: anyParams(faulty.coordinator, p) }
     }
+  ],
+  // Workers killed at random and restarted as new incarnations (or gone long enough to have LEFT): recovery
+  // rolls back to the persisted snapshot and replays; with the network faults.
+  [
+    "worker-crash",
+    (seed: number) => {
+      const p = new Prng(seed)
+      return withCrashes(withFaults(base("worker-crash", seed, p), p), p, "workers")
+    }
+  ],
+  // The coordinator killed (between steps or inside one) and restarted from its disk; clients resubmit.
+  [
+    "coordinator-crash",
+    (seed: number) => {
+      const p = new Prng(seed)
+      return withCrashes(withFaults(base("coordinator-crash", seed, p), p), p, "coordinator")
+    }
+  ],
+  // Both, plus NATS server restarts and message loss, over every policy, separation mode and timing.
+  [
+    "crash-chaos",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = withCrashes(withFaults(base("crash-chaos", seed, p), p), p, "chaos")
+      return { ...c, coordinator: anyParams(c.coordinator, p) }
+    }
   ]
 ])
 
@@ -193,7 +254,11 @@ export const runScenario = (scenario: string, seed: number, options: RunOptions 
       leaseTransfers,
       duplicates,
       messages: record.messages,
-      virtualMs: record.finishedAtMs ?? config.maxTimeMs
+      virtualMs: record.finishedAtMs ?? config.maxTimeMs,
+      kills: record.crashStats.workerKills + record.crashStats.coordinatorKills,
+      recoveries: record.crashStats.recoveries,
+      replayed: record.crashStats.replayed,
+      epochs: record.crashStats.epochsPersisted
     }
   }
 }
@@ -209,6 +274,10 @@ export interface ScenarioSummary {
   readonly recomputed: number
   readonly leaseTransfers: number
   readonly duplicates: number
+  readonly kills: number
+  readonly recoveries: number
+  readonly replayed: number
+  readonly epochs: number
 }
 
 export const runSeeds = (
@@ -218,7 +287,19 @@ export const runSeeds = (
   options: RunOptions = {}
 ): ScenarioSummary => {
   const failures: Array<RunReport> = []
-  const totals = { txs: 0, blocks: 0, rejected: 0, adopted: 0, recomputed: 0, leaseTransfers: 0, duplicates: 0 }
+  const totals = {
+    txs: 0,
+    blocks: 0,
+    rejected: 0,
+    adopted: 0,
+    recomputed: 0,
+    leaseTransfers: 0,
+    duplicates: 0,
+    kills: 0,
+    recoveries: 0,
+    replayed: 0,
+    epochs: 0
+  }
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
     const r = runScenario(scenario, seed, options)
     if (r.violation !== undefined) failures.push(r)
@@ -229,6 +310,10 @@ export const runSeeds = (
     totals.recomputed += r.stats.recomputed
     totals.leaseTransfers += r.stats.leaseTransfers
     totals.duplicates += r.stats.duplicates
+    totals.kills += r.stats.kills
+    totals.recoveries += r.stats.recoveries
+    totals.replayed += r.stats.replayed
+    totals.epochs += r.stats.epochs
   }
   return { scenario, runs: count, failures, ...totals }
 }
@@ -243,6 +328,11 @@ export const describeFailure = (r: RunReport): string => {
     `VIOLATION of ${r.violation?.property}: ${r.violation?.message}`,
     `  scenario ${r.scenario}, seed ${r.seed}: ${c.workers}+${c.lateWorkers} workers × ${c.cores} cores, ${c.txs} txs of ${c.workload.kind}, policy ${params.policy}, ${params.architecture}, separation ${params.separation}, stateless ${params.statelessTiming}, scheduling ${params.schedulingTiming}`,
     `  reject ${c.rejectRate}, jitter ${c.windowJitterMs} ms, net ${c.netDelayMs.join("-")} ms, duplicates ${c.duplicateRate}`,
+    ...(c.crashes === undefined
+      ? []
+      : [
+          `  crashes until ${c.crashes.untilMs} ms: ${r.stats.kills} kills, ${r.stats.recoveries} recoveries (${r.stats.replayed} txs replayed), ${r.stats.epochs} epochs persisted; epochs every ${params.epochBlocks} blocks / ${c.crashes.epochMs} ms, loss ${c.crashes.lossRate}, outages every ${c.crashes.outageGapMs} ms`
+        ]),
     `  replay: ${replayCommand(r)}`
   ].join("\n")
 }
