@@ -13,20 +13,50 @@
  * linearizable point read) or a Transact of two reads. After the faults every client must serve again; each
  * key is read through every client; the history (with real-time order) goes through the Elle-style checker
  * for strict serializability, and every acknowledged append must be in the final lists, once, with all
- * clients agreeing. The CI test (airdb-nemesis.test.ts) runs one fault of each kind;
+ * clients agreeing. A `site` (hosts/airdb-hosts.test.ts) runs each client on its own host of a NATS cluster
+ * with clustered JetStream instead: the storage faults then hit one server of the cluster, and one more kind
+ * cuts a client's host off at the link proxy and heals it:
+ *
+ *   client-partition  an airdb client's host (its own nats-server with it), 2-8 s
+ *
+ * The CI test (airdb-nemesis.test.ts) runs one fault of each kind;
  * `pnpm test:airdb-nemesis --minutes N` (airdb-nemesis-main.ts) runs random ones for N minutes.
  */
 import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js"
 import { type CheckResult, checkListAppend, type MicroOp, type Txn } from "@reef/airdb/testing"
 import { GrpcCode } from "@reef/grpc"
-import type { NatsServer } from "@reef/kernel"
 import { AirDBClient, type AirDbTransactRequest, type AirDbTransactResponse } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import { type ActorProcess, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
 import { prng } from "./popuc-harness.js"
 
-export type AirDbFault = "client-kill" | "client-pause" | "storage-kill" | "storage-pause"
+export type AirDbFault = "client-kill" | "client-pause" | "storage-kill" | "storage-pause" | "client-partition"
 export const AIRDB_FAULTS: ReadonlyArray<AirDbFault> = ["client-kill", "client-pause", "storage-kill", "storage-pause"]
+
+/** Where the clients and their storage run: one nats-server on loopback (the default), or hosts of a NATS cluster. */
+export interface AirDbSite {
+  /** Client `a1`..`a3`: its host's NATS URL, the address its gRPC port listens on, the prefix to run it there. */
+  readonly placement: (client: string) => {
+    readonly natsUrl: string
+    readonly address: string
+    readonly prefix?: ReadonlyArray<string>
+  }
+  /** More `reef run airdb` arguments (`--js-replicas 3` on a cluster). */
+  readonly clientArgs?: ReadonlyArray<string>
+  /** The storage: the servers a storage fault hits (one at random). */
+  readonly servers: ReadonlyArray<{
+    readonly name: string
+    readonly kill: Effect.Effect<void, unknown>
+    readonly restart: Effect.Effect<void, unknown>
+    readonly pid: Effect.Effect<number | undefined>
+  }>
+  /** Cuts the host of `client` off (`true`) or heals it; client-partition needs it. */
+  readonly partition?: (client: string, cut: boolean) => Effect.Effect<void, unknown>
+  /** Resolves once the site is whole again after a heal (a NATS cluster's routes). */
+  readonly healed?: Effect.Effect<void, unknown>
+  /** A line about the storage said at the end (how the store's streams are replicated). */
+  readonly report?: Effect.Effect<string, unknown>
+}
 
 export interface AirDbNemesisOptions {
   readonly seed: number
@@ -37,6 +67,9 @@ export interface AirDbNemesisOptions {
   /** Longest client SIGSTOP and storage SIGSTOP (the issue: up to 15 s and 20 s). */
   readonly maxClientPauseMs?: number
   readonly maxStoragePauseMs?: number
+  /** The first faults are one of each of these kinds; then random ones of them (default: the four above). */
+  readonly faultKinds?: ReadonlyArray<AirDbFault>
+  readonly site?: (harness: Harness) => Promise<AirDbSite>
   readonly say?: (line: string) => void
 }
 
@@ -45,7 +78,7 @@ export interface AirDbNemesisReport {
   readonly elapsedMs: number
   readonly txns: { readonly ok: number; readonly fail: number; readonly info: number }
   readonly appends: { readonly acknowledged: number; readonly lost: ReadonlyArray<string> }
-  readonly faults: Readonly<Record<AirDbFault, number>>
+  readonly faults: Readonly<Partial<Record<AirDbFault, number>>>
   /** Per restarted client: ms from spawn to serving. */
   readonly restartsMs: ReadonlyArray<number>
   /** Restarts that printed no ready line within their bound (each was tried again). */
@@ -85,14 +118,23 @@ const addressOf = (process: ActorProcess): string => {
 export const runAirDbNemesis = async (options: AirDbNemesisOptions): Promise<AirDbNemesisReport> => {
   const harness = makeHarness()
   try {
-    const nats = await startNats(harness)
-    return await nemesis(harness, nats, options)
+    const site = await (options.site ?? localSite)(harness)
+    return await nemesis(harness, site, options)
   } finally {
     await harness.close()
   }
 }
 
-const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesisOptions) => {
+/** One nats-server on loopback, every process in the test's own namespace. */
+const localSite = async (harness: Harness): Promise<AirDbSite> => {
+  const nats = await startNats(harness)
+  return {
+    placement: () => ({ natsUrl: nats.url, address: "127.0.0.1" }),
+    servers: [{ name: "nats-server", kill: nats.kill, restart: nats.restart, pid: nats.pid }]
+  }
+}
+
+const nemesis = async (harness: Harness, site: AirDbSite, options: AirDbNemesisOptions) => {
   const began = performance.now()
   const random = prng(options.seed)
   const between = (lo: number, hi: number) => Math.round(lo + random() * (hi - lo))
@@ -107,12 +149,14 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
 
   const clients = new Map<string, Client>()
   const start = async (id: string, incarnation: number) => {
+    const place = site.placement(id)
     const process = await startActorProcess(harness, {
       role: "airdb",
       id,
-      natsUrl: nats.url,
+      natsUrl: place.natsUrl,
       cluster,
-      extraArgs: ["--store", store, "--grpc-port", "0"]
+      ...(place.prefix === undefined ? {} : { prefix: place.prefix }),
+      extraArgs: ["--store", store, "--grpc-port", "0", "--host", place.address, ...(site.clientArgs ?? [])]
     })
     const address = addressOf(process)
     const client: Client = {
@@ -126,7 +170,7 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     return client
   }
   for (const id of CLIENTS) await start(id, 0)
-  say(`3 airdb clients on store ${store} (JetStream at ${nats.url})`)
+  say(`3 airdb clients on store ${store} (JetStream at ${CLIENTS.map((id) => site.placement(id).natsUrl).join(", ")})`)
 
   // ---- the workload --------------------------------------------------------------------------------------------
   const deadline = () => ({ deadline: Date.now() + CALL_TIMEOUT_MS })
@@ -247,12 +291,8 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
   const workers = Array.from({ length: workerCount }, (_, w) => worker(w))
 
   // ---- faults --------------------------------------------------------------------------------------------------
-  const faults: Record<AirDbFault, number> = {
-    "client-kill": 0,
-    "client-pause": 0,
-    "storage-kill": 0,
-    "storage-pause": 0
-  }
+  const kinds = options.faultKinds ?? AIRDB_FAULTS
+  const faults: Partial<Record<AirDbFault, number>> = Object.fromEntries(kinds.map((k) => [k, 0]))
   const restartsMs: Array<number> = []
   const startFailures: Array<string> = []
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -274,8 +314,10 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     }
   }
   const inject = async (kind: AirDbFault) => {
-    faults[kind]++
+    faults[kind] = (faults[kind] ?? 0) + 1
     const id = CLIENTS[between(0, CLIENTS.length - 1)]!
+    // One server: no draw, so a seed's faults stay what they were before sites.
+    const server = site.servers.length === 1 ? site.servers[0]! : site.servers[between(0, site.servers.length - 1)]!
     switch (kind) {
       case "client-kill": {
         const c = clients.get(id)!
@@ -311,19 +353,19 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
       }
       case "storage-kill": {
         const down = between(200, 2_000)
-        say(`nats-server: kill -9, restart after ${down} ms`)
-        await Effect.runPromise(nats.kill)
+        say(`${server.name}: kill -9, restart after ${down} ms`)
+        await Effect.runPromise(server.kill)
         await sleep(down)
-        await Effect.runPromise(nats.restart)
+        await Effect.runPromise(server.restart)
         for (const c of CLIENTS) await serving(c)
         say("  every client serves again")
         return
       }
       case "storage-pause": {
         const ms = between(2_000, options.maxStoragePauseMs ?? 4_000)
-        const pid = await Effect.runPromise(nats.pid)
-        if (pid === undefined) throw new Error("nats-server has no pid")
-        say(`nats-server: SIGSTOP for ${ms} ms`)
+        const pid = await Effect.runPromise(server.pid)
+        if (pid === undefined) throw new Error(`${server.name} has no pid`)
+        say(`${server.name}: SIGSTOP for ${ms} ms`)
         process.kill(pid, "SIGSTOP")
         await sleep(ms)
         process.kill(pid, "SIGCONT")
@@ -331,18 +373,33 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
         say("  every client serves again")
         return
       }
+      case "client-partition": {
+        const partition = site.partition
+        if (partition === undefined) throw new Error("this site cannot cut a client's host off")
+        const ms = between(2_000, 8_000)
+        say(`${id}'s host: cut off for ${ms} ms`)
+        await Effect.runPromise(partition(id, true))
+        try {
+          await sleep(ms)
+        } finally {
+          await Effect.runPromise(partition(id, false))
+        }
+        await Effect.runPromise(site.healed ?? Effect.void)
+        say(`  ${id} serves again ${(await serving(id)).toFixed(0)} ms after the heal`)
+        return
+      }
     }
   }
 
   await sleep(3_000)
-  const order = [...AIRDB_FAULTS].sort(() => random() - 0.5)
+  const order = [...kinds].sort(() => random() - 0.5)
   for (const kind of order) {
     await inject(kind)
     await sleep(between(1_000, 3_000))
   }
   const faultsUntil = performance.now() + options.faultsMs
   while (performance.now() < faultsUntil) {
-    await inject(AIRDB_FAULTS[between(0, AIRDB_FAULTS.length - 1)]!)
+    await inject(kinds[between(0, kinds.length - 1)]!)
     await sleep(between(500, 4_000))
   }
   await sleep(2_000)
@@ -371,6 +428,7 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     finals.set(key, perClient)
   }
   for (const c of clients.values()) c.grpc.close()
+  if (site.report !== undefined) say(await Effect.runPromise(site.report))
 
   const disagreements: Array<string> = []
   const lost: Array<string> = []
@@ -403,6 +461,14 @@ const nemesis = async (harness: Harness, nats: NatsServer, options: AirDbNemesis
     events
   } satisfies AirDbNemesisReport
 }
+
+/** What must be empty after any run: the first anomalies, lost appends, disagreeing keys, failed restarts. */
+export const airDbSafety = (r: AirDbNemesisReport) => ({
+  anomalies: r.elle.anomalies.slice(0, 3).map((a) => `${a.type}: ${a.explanation}`),
+  lost: r.appends.lost,
+  disagreements: r.disagreements,
+  startFailures: r.startFailures
+})
 
 export const summarizeAirDb = (r: AirDbNemesisReport): string =>
   [

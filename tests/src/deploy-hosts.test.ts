@@ -10,13 +10,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { repoRoot, startReefChild } from "@reef/devkit"
+import { hostsUnavailable, makeHostNetwork, routesFormedOf, startHostNats } from "@reef/devkit/hosts"
 import { findNatsServerBinary } from "@reef/kernel"
 import { makeKvClient } from "@reef/replica"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { eventually } from "./harness.js"
-import { routesFormedOf, startHostNats } from "./hosts/hosts.js"
-import { hostsUnavailable, makeHostNetwork } from "./hosts/netns.js"
 
 const unavailable = hostsUnavailable()
 const doc = readFileSync(join(repoRoot, "docs", "deploy.md"), "utf8")

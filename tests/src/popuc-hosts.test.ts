@@ -10,12 +10,11 @@
  *
  * Skips, saying why, where network namespaces cannot be made (not root, no iproute2).
  */
+
+import { hostsUnavailable, type ProxyStats, startHosts } from "@reef/devkit/hosts"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import type { Harness } from "./harness.js"
-import { startHosts } from "./hosts/hosts.js"
-import type { ProxyStats } from "./hosts/link-proxy.js"
-import { hostsUnavailable } from "./hosts/netns.js"
 import { type FaultKind, type NemesisSite, runNemesis, safetyOf, summarize } from "./popuc-nemesis.js"
 
 const unavailable = hostsUnavailable()

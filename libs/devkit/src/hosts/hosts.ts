@@ -13,13 +13,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface, type Interface } from "node:readline"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { killOnExit, type ServerProcess, startServerProcess } from "@reef/devkit"
 import { findNatsServerBinary } from "@reef/kernel"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
-import type { ProxyStats } from "./link-proxy.js"
+import { killOnExit, type ServerProcess, startServerProcess } from "../server-process.js"
+import type { ProxyOptions, ProxyStats } from "./link-proxy.js"
 import { type Host, type HostNetwork, HostsError, makeHostNetwork } from "./netns.js"
 
 export const NATS_CLIENT_PORT = 4222
@@ -49,6 +49,8 @@ export interface HostNatsServer {
   readonly host: string
   /** SIGKILL, no goodbye. */
   readonly kill: Effect.Effect<void>
+  /** The running server's pid (`ip netns exec` execs it), for SIGSTOP and SIGCONT; undefined while it is down. */
+  readonly pid: Effect.Effect<number | undefined>
   /** Starts it again with the same configuration and store. */
   readonly restart: Effect.Effect<void, HostsError>
 }
@@ -75,8 +77,20 @@ export interface Hosts {
 const here = fileURLToPath(import.meta.url)
 const proxyMain = join(here, "..", here.endsWith(".ts") ? "link-proxy-main.ts" : "link-proxy-main.js")
 
+/** The link proxy as its own process (link-proxy-main.ts), driven over its stdin: what a harness asks of it. */
+export interface LinkProxyProcess {
+  /** The listening port of each link, in the order given. */
+  readonly ports: ReadonlyArray<number>
+  readonly cut: (host: number) => Effect.Effect<void, HostsError>
+  readonly heal: (host: number) => Effect.Effect<void, HostsError>
+  readonly setDelay: (delayMs: number, jitterMs: number) => Effect.Effect<void, HostsError>
+  readonly stats: Effect.Effect<ProxyStats, HostsError>
+  /** Starts the proxy's counts afresh. */
+  readonly reset: Effect.Effect<void, HostsError>
+}
+
 /** The proxy process, driven line by line over stdin/stdout. */
-const startProxyProcess = (options: object) =>
+const spawnProxyProcess = (options: ProxyOptions) =>
   Effect.acquireRelease(
     Effect.async<{ child: ChildProcess; lines: Interface; ports: ReadonlyArray<number> }, HostsError>((resume) => {
       const loader = proxyMain.endsWith(".ts")
@@ -109,6 +123,35 @@ const startProxyProcess = (options: object) =>
         setTimeout(() => child.kill("SIGKILL"), 3_000).unref()
       })
   )
+
+/**
+ * The link proxy in its own process, in the current scope: `options.links` lead to hosts' ports (a NATS
+ * cluster's routes here, an etcd cluster's peer ports in a benchmark), `hostAddresses` name the hosts.
+ */
+export const startLinkProxyProcess = (options: ProxyOptions) =>
+  Effect.gen(function* () {
+    const proxy = yield* spawnProxyProcess(options)
+    const replies: Array<(line: string) => void> = []
+    proxy.lines.on("line", (line) => replies.shift()?.(line))
+    const command = (line: string) =>
+      Effect.async<string, HostsError>((resume) => {
+        replies.push((reply) =>
+          reply.startsWith("error")
+            ? resume(Effect.fail(new HostsError({ reason: `link proxy: ${reply}` })))
+            : resume(Effect.succeed(reply))
+        )
+        proxy.child.stdin!.write(`${line}\n`)
+      })
+    const result: LinkProxyProcess = {
+      ports: proxy.ports,
+      cut: (index) => command(`cut ${index}`).pipe(Effect.asVoid),
+      heal: (index) => command(`heal ${index}`).pipe(Effect.asVoid),
+      setDelay: (delayMs, jitterMs) => command(`delay ${delayMs} ${jitterMs}`).pipe(Effect.asVoid),
+      stats: command("stats").pipe(Effect.map((line) => JSON.parse(line.slice("stats ".length)) as ProxyStats)),
+      reset: command("reset").pipe(Effect.asVoid)
+    }
+    return result
+  })
 
 const natsConfig = (
   host: Host,
@@ -166,7 +209,8 @@ export const startHostNats = (binary: string, host: Host, configFile: string) =>
     })
     yield* Effect.acquireRelease(start, () => stop)
     const kill = Effect.suspend(() => (life === undefined ? Effect.void : Effect.zipRight(life.server.kill, stop)))
-    const server: HostNatsServer = { host: host.name, kill, restart: Effect.zipRight(kill, start) }
+    const pid = Effect.sync(() => life?.server.pid)
+    const server: HostNatsServer = { host: host.name, kill, pid, restart: Effect.zipRight(kill, start) }
     return server
   })
 
@@ -178,7 +222,7 @@ export const startHosts = (options: HostsOptions) =>
     const network = yield* makeHostNetwork(options.n)
     const { hosts, gateway } = network
     say(`hosts: ${hosts.map((h) => `${h.name} ${h.address}`).join(", ")} (gateway ${gateway})`)
-    const proxy = yield* startProxyProcess({
+    const proxy = yield* startLinkProxyProcess({
       links: hosts.map((h, j) => ({
         to: j,
         listenHost: gateway,
@@ -191,17 +235,6 @@ export const startHosts = (options: HostsOptions) =>
       jitterMs: options.jitterMs ?? 0,
       seed: options.seed ?? 1
     })
-    const replies: Array<(line: string) => void> = []
-    proxy.lines.on("line", (line) => replies.shift()?.(line))
-    const command = (line: string) =>
-      Effect.async<string, HostsError>((resume) => {
-        replies.push((reply) =>
-          reply.startsWith("error")
-            ? resume(Effect.fail(new HostsError({ reason: `link proxy: ${reply}` })))
-            : resume(Effect.succeed(reply))
-        )
-        proxy.child.stdin!.write(`${line}\n`)
-      })
     const storeRoot = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "reef-hosts-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -224,11 +257,11 @@ export const startHosts = (options: HostsOptions) =>
       hosts: hosts.map((h) => ({ ...h, natsUrl: `nats://${h.address}:${NATS_CLIENT_PORT}` })),
       servers,
       natsUrls: hosts.map((h) => `nats://${h.address}:${NATS_CLIENT_PORT}`),
-      cut: (index) => command(`cut ${index}`).pipe(Effect.asVoid),
-      heal: (index) => command(`heal ${index}`).pipe(Effect.asVoid),
-      setDelay: (delayMs, jitterMs) => command(`delay ${delayMs} ${jitterMs}`).pipe(Effect.asVoid),
-      proxyStats: command("stats").pipe(Effect.map((line) => JSON.parse(line.slice("stats ".length)) as ProxyStats)),
-      resetProxyStats: command("reset").pipe(Effect.asVoid),
+      cut: proxy.cut,
+      heal: proxy.heal,
+      setDelay: proxy.setDelay,
+      proxyStats: proxy.stats,
+      resetProxyStats: proxy.reset,
       routesFormed,
       routeCounts
     }
