@@ -42,7 +42,13 @@ export const startGroup = (
   group: string,
   extraArgs: ReadonlyArray<string> = [],
   /** Extra node flags of replica i (e.g. --cpu-prof for one of them). */
-  nodeFlagsOf: (i: number) => ReadonlyArray<string> = () => []
+  nodeFlagsOf: (i: number) => ReadonlyArray<string> = () => [],
+  /** Replica i on a host of `@reef/devkit/hosts`: its host's server, KV port on its address (bench/src/hosts). */
+  placement?: (i: number) => {
+    readonly natsUrl: string
+    readonly address: string
+    readonly prefix: ReadonlyArray<string>
+  }
 ) =>
   Effect.gen(function* () {
     const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
@@ -59,7 +65,7 @@ export const startGroup = (
           "--id",
           id,
           "--nats",
-          natsUrl,
+          placement?.(i).natsUrl ?? natsUrl,
           "--cluster",
           BENCH_CLUSTER,
           "--group",
@@ -68,8 +74,10 @@ export const startGroup = (
           ids.join(","),
           "--kv-port",
           String(ports[i]),
+          ...(placement === undefined ? [] : ["--kv-host", placement(i).address]),
           ...extraArgs
         ],
+        ...(placement === undefined ? {} : { prefix: placement(i).prefix }),
         env: { OTEL_SDK_DISABLED: "true" },
         nodeFlags: nodeFlagsOf(i),
         startTimeoutMs: 90_000,
@@ -87,7 +95,7 @@ export const startGroup = (
     yield* stopTogetherOnClose(children)
     return {
       ids,
-      addresses: ports.map((p) => `127.0.0.1:${p}`),
+      addresses: ports.map((p, i) => `${placement?.(i).address ?? "127.0.0.1"}:${p}`),
       children,
       restart: startReplica
     }

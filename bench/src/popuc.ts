@@ -31,7 +31,9 @@ import { reportPopuc } from "./popuc/report.js"
 import { roundCloseRun } from "./popuc/round-close.js"
 import { stallWholeGroup } from "./popuc/stalls.js"
 
-export const run = async (quick: boolean) => {
+export const run = async (quick: boolean, flags: ReadonlyArray<string> = []) => {
+  // Across hosts (issue 29): its own module, writing its own section of popuc.json.
+  if (flags.includes("--hosts")) return (await import("./hosts/popuc-hosts.js")).runAcrossHosts(quick, flags)
   const plan = planFor(quick)
   const started = readMachine()
   const { phase, done } = makePhases("bench popuc", 5)

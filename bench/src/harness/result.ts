@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { intervalBetween, type MachineInterval, type MachineReading, readMachine } from "./machine.js"
 import { type Curve, writePlot } from "./plot.js"
 import type { Ratio } from "./ratio.js"
+import { readStoredResult, type SectionPart, sectionOf, withKeptSections, withSection } from "./section.js"
 import { writeSummary } from "./summary.js"
 
 export const resultsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "results")
@@ -35,6 +36,14 @@ export interface BenchResult {
   readonly metrics: Readonly<Record<string, unknown>>
   /** Written by writeResult: the plot files. */
   readonly plots?: ReadonlyArray<string>
+  /** Parts another command measured and wrote (section.ts): how each was measured. */
+  readonly sections?: Readonly<Record<string, SectionInfo>>
+}
+
+export interface SectionInfo {
+  readonly command: string
+  readonly quick: boolean
+  readonly machine: BenchResult["machine"]
 }
 
 /** The machine a result was measured on, and what it was doing over the run (from `start`). */
@@ -74,9 +83,10 @@ const checkRatio = (where: string, name: string, r: Ratio | number | undefined, 
 /** Every way `result` breaks the contract; empty when it keeps it. */
 export const checkResult = (result: BenchResult): Array<string> => {
   const problems: Array<string> = []
-  const minRepeats = result.quick ? 2 : 3
   for (const [name, r] of Object.entries(result.ratios ?? {})) {
-    problems.push(...checkRatio("ratios", name, r, minRepeats))
+    const section = sectionOf(result, name)
+    const quick = section === undefined ? result.quick : result.sections![section]!.quick
+    problems.push(...checkRatio("ratios", name, r, quick ? 2 : 3))
     if (/sim/i.test(name)) problems.push(`ratios.${name}: a simulated figure belongs in simulated.ratios`)
     if (typeof r === "object" && r !== null && r.kind !== "measured") problems.push(`ratios.${name}: kind ${r.kind}`)
     if (typeof r === "object" && r !== null && !Array.isArray(r.machine)) {
@@ -121,13 +131,19 @@ export const writePlots = async (result: BenchResult, dir = resultsDir): Promise
  * Checks `result`, writes <dir>/<suite>.json and one plot per curve, and regenerates SUMMARY.md from every
  * result in `dir`. Returns the JSON's path.
  */
-export const writeResult = async (result: BenchResult, dir = resultsDir): Promise<string> => {
+export const writeResult = async (measured: BenchResult, dir = resultsDir): Promise<string> => {
+  const path = join(dir, `${measured.suite}.json`)
+  // The sections other commands wrote into this suite's file stay (section.ts).
+  const result = withKeptSections(measured, readStoredResult(path))
   const problems = checkResult(result)
   if (problems.length > 0) throw new BenchContractError(result.suite, problems)
   mkdirSync(dir, { recursive: true })
   const plots = await writePlots(result, dir)
-  const path = join(dir, `${result.suite}.json`)
   writeFileSync(path, `${JSON.stringify({ ...result, plots }, null, 2)}\n`)
   writeSummary(dir)
   return path
 }
+
+/** Writes section `name` of `suite`'s result (section.ts), keeping the rest of the stored file. */
+export const writeSection = (suite: string, name: string, part: SectionPart, dir = resultsDir): Promise<string> =>
+  writeResult(withSection(suite, readStoredResult(join(dir, `${suite}.json`)), name, part), dir)

@@ -41,7 +41,22 @@ export interface EtcdClusterOptions {
   readonly raftTiming?: { readonly heartbeatMs: number; readonly electionMs: number }
   /** Extra etcd flags for every member, e.g. ["--snapshot-count", "10000"]. */
   readonly extraArgs?: ReadonlyArray<string>
+  /** Member i on a host of `@reef/devkit/hosts` instead of loopback (bench/src/hosts). */
+  readonly placement?: (index: number) => EtcdPlacement
 }
+
+/** Where a member runs: its host's address (ports 2379 and 2380 there), how to run on it, its advertised peer URL. */
+export interface EtcdPlacement {
+  readonly address: string
+  /** `ip netns exec <netns>`. */
+  readonly prefix: ReadonlyArray<string>
+  /** The URL the other members dial for this one (the link proxy's port for it). */
+  readonly peerAdvertiseUrl: string
+}
+
+/** A placed member's ports on its host (each host has its own network namespace). */
+export const ETCD_CLIENT_PORT = 2379
+export const ETCD_PEER_PORT = 2380
 
 export interface EtcdMember {
   readonly name: string
@@ -124,14 +139,18 @@ export const startEtcdCluster = async (options: EtcdClusterOptions): Promise<Etc
   const baseDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "reef-etcd-"))
   const token = `reef-${randomUUID()}`
   const ports = await freePorts(2 * n)
+  const place = options.placement
   const members: EtcdMember[] = Array.from({ length: n }, (_, i) => ({
     name: `etcd-${i}`,
     pid: 0,
-    endpoint: `http://127.0.0.1:${ports[2 * i]}`,
-    peerUrl: `http://127.0.0.1:${ports[2 * i + 1]}`,
+    endpoint:
+      place === undefined ? `http://127.0.0.1:${ports[2 * i]}` : `http://${place(i).address}:${ETCD_CLIENT_PORT}`,
+    peerUrl:
+      place === undefined ? `http://127.0.0.1:${ports[2 * i + 1]}` : `http://${place(i).address}:${ETCD_PEER_PORT}`,
     dataDir: join(baseDir, `etcd-${i}`)
   }))
-  const initialCluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(",")
+  const advertisedPeer = (i: number) => (place === undefined ? members[i]!.peerUrl : place(i).peerAdvertiseUrl)
+  const initialCluster = members.map((m, i) => `${m.name}=${advertisedPeer(i)}`).join(",")
 
   const running: Running[] = []
   let stopped = false
@@ -145,7 +164,7 @@ export const startEtcdCluster = async (options: EtcdClusterOptions): Promise<Etc
   }
 
   try {
-    for (const m of members) {
+    for (const [i, m] of members.entries()) {
       rmSync(m.dataDir, { recursive: true, force: true })
       mkdirSync(m.dataDir, { recursive: true })
       const args = [
@@ -160,7 +179,7 @@ export const startEtcdCluster = async (options: EtcdClusterOptions): Promise<Etc
         "--listen-peer-urls",
         m.peerUrl,
         "--initial-advertise-peer-urls",
-        m.peerUrl,
+        advertisedPeer(i),
         "--initial-cluster",
         initialCluster,
         "--initial-cluster-state",
@@ -184,7 +203,9 @@ export const startEtcdCluster = async (options: EtcdClusterOptions): Promise<Etc
             ]),
         ...(options.extraArgs ?? [])
       ]
-      const child = killOnExit(spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] }))
+      // `ip netns exec` execs etcd: the child's pid is the member's.
+      const [command, ...prefix] = place === undefined ? [binary] : [...place(i).prefix, binary]
+      const child = killOnExit(spawn(command!, [...prefix, ...args], { stdio: ["ignore", "ignore", "pipe"] }))
       const r: Running = { member: { ...m, pid: child.pid ?? 0 }, child, log: "" }
       child.stderr?.on("data", (chunk: Buffer) => {
         r.log = (r.log + chunk.toString()).slice(-65_536)

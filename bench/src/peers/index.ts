@@ -4,10 +4,13 @@
  * client is not the limit) and an unreplicated, non-persistent Redis (driven by redis-benchmark).
  */
 export {
+  ETCD_CLIENT_PORT,
+  ETCD_PEER_PORT,
   type EtcdCluster,
   type EtcdClusterOptions,
   type EtcdLeader,
   type EtcdMember,
+  type EtcdPlacement,
   etcdMemberHealthy,
   findEtcdBinary,
   startEtcdCluster
