@@ -13,9 +13,12 @@
  *   `--real` runs them on the real processes instead, in rounds (`…Processes`, measured); on a machine shared
  *   with other sessions their run-queue waits dominate those numbers.
  * - Fig. 12 (version assignment and SFS alone) runs the pure cores in this process, per CPU-second.
- * - Fig. 8 (a worker killed under constant load, then the coordinator) runs on `reef run` processes with a
- *   data directory (remora/fig8.ts): throughput and p90 over time, `recoveryDipSeconds`,
- *   `coordinatorRestartToServingMs`.
+ * - Fig. 8 (workers killed under constant load, then the coordinator) runs on `reef run` processes with a
+ *   data directory (remora/fig8.ts), at two or three `--epoch-ms` values in interleaved rounds
+ *   (remora/fig8-report.ts): throughput and p90 over time, `recoveryDipSeconds`,
+ *   `coordinatorRestartToServingMs`, and the epoch-length trade-off.
+ * - The fault-free configurations run with failure detection relaxed (remora/kernel-scope.ts): on a shared
+ *   machine a starved process would otherwise be taken for a dead one (/work/coord/remora-findings.md).
  */
 import { startNatsServer } from "@reef/kernel"
 import type { PolicyName, Separation } from "@reef/remora"
@@ -38,7 +41,7 @@ import { realBackend, simBackend } from "./remora/backends.js"
 import { coreSweep } from "./remora/core-bench.js"
 import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
-import { type Fig8Run, runFig8 } from "./remora/fig8.js"
+import { fig8Report, runFig8Rounds } from "./remora/fig8-report.js"
 import { FIG5_POLICIES, type FigureData, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
 import { printTable, round } from "./report.js"
@@ -258,6 +261,10 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       workers: await Promise.all(h.workers.map((w) => w.memory()))
     }
 
+    // Fig. 8: workers killed under constant load, then the coordinator, on real processes, at two or three
+    // --epoch-ms values in interleaved rounds (remora/fig8-report.ts).
+    const fig8 = fig8Report(quick, await runFig8Rounds(quick, say))
+
     // ---- ratios ------------------------------------------------------------------------------------------
     const figureRatios = figureRatioSpecs(s)
     const simulatedRatios = real
@@ -287,6 +294,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
           )
     const ratios = {
       ...measuredFigureRatios,
+      ...fig8.ratios,
       coordinatorDispatchOverRoundRobin: ratioOf(
         {
           numerator:
@@ -296,7 +304,9 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
             workload: "uniform YCSB, 2 objects, zero service time",
             burst: `${burstTxs} transactions admitted at once, timed to the last receipt`,
             workers: `${WORKERS} worker processes at normal priority, 2 virtual cores each`,
-            warmUp: "one round-robin burst before the first round"
+            warmUp: "one round-robin burst before the first round",
+            failureDetection:
+              "fault-free run: stall backstop off, a worker taken for gone after 60 s of silence (remora/kernel-scope.ts)"
           }
         },
         dispatchRounds,
@@ -337,45 +347,8 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
         runs: figureRuns.map((d) => d.architecture)
       }
     }
-    // Fig. 8: a worker killed under constant load, then the coordinator, on real processes (remora/fig8.ts).
-    const fig8Runs: Array<Fig8Run> = []
-    for (let r = 0; r < (quick ? 1 : 3); r++) {
-      say(`Fig. 8 (processes, run ${r + 1}): constant YCSB load, kill -9 of a worker, then of the coordinator`)
-      const run = await runFig8({ quick, seed: 80 + r })
-      say(
-        `  dip below half the pre-failure ${round(run.preFailureTps, 0)} tx/s: ${run.recoveryDipSeconds} s; ` +
-          `coordinator restart to serving ${run.coordinatorRestartToServingMs} ms`
-      )
-      fig8Runs.push(run)
-    }
-    const spreadOfRuns = (f: (r: Fig8Run) => number) => {
-      const values = fig8Runs.map(f)
-      const sorted = [...values].sort((a, b) => a - b)
-      return {
-        median: sorted[Math.floor((sorted.length - 1) / 2)]!,
-        min: sorted[0]!,
-        max: sorted[sorted.length - 1]!,
-        values
-      }
-    }
     const metrics = {
-      recoveryDipSeconds: spreadOfRuns((r) => r.recoveryDipSeconds),
-      recoveryDipSecondsDefinition:
-        "Fig. 8 on real processes (coordinator --data-dir, 3 workers, window consensus 100 ms, epochs 1 s): constant " +
-        "YCSB load (2 objects, zipf 0.6, 10k keys) from one gRPC client, w2 killed with SIGKILL at a random time and " +
-        "restarted 1 s later with the same id; seconds of 250 ms buckets whose completions fall below half the " +
-        "median of the 5 s before the kill (the paper: about 2 s); median and min-max over runs",
-      coordinatorRestartToServingMs: spreadOfRuns((r) => r.coordinatorRestartToServingMs),
-      coordinatorRestartToServingMsDefinition:
-        "the same cluster, then the coordinator killed with SIGKILL and restarted on its --data-dir: from the new " +
-        "process's start to serving again (its replay of the blocks after the last snapshot done)",
-      coordinatorKillToReceiptMs: spreadOfRuns((r) => r.coordinatorKillToReceiptMs),
-      fig8: fig8Runs.map((r) => ({
-        rateTps: r.rateTps,
-        killAtS: round(r.killAtS, 2),
-        preFailureTps: r.preFailureTps,
-        transactions: r.transactions
-      })),
+      ...fig8.metrics,
       coordinatorDispatchTps: dispatchFig("sfs/coordinator", (r) => r.dispatchTps),
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
@@ -430,21 +403,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
     const tag = real ? "processes" : "simulator"
     const suffix = real ? "" : "-sim"
     const curves: Record<string, Curve> = {}
-    const fig8 = fig8Runs[0]!
-    curves["fig8-throughput"] = {
-      title: `Fig. 8: throughput, w2 killed at ${round(fig8.killAtS, 1)} s (real processes)`,
-      x: { title: "time (s)" },
-      y: { title: "throughput (tx/s)" },
-      points: fig8.timeline.map((p) => ({ series: "completions", x: p.t, y: p.tps })),
-      pointMarks: false
-    }
-    curves["fig8-p90"] = {
-      title: `Fig. 8: p90 latency, w2 killed at ${round(fig8.killAtS, 1)} s (real processes)`,
-      x: { title: "time (s)" },
-      y: { title: "p90 latency (ms)", scale: "log", zero: false },
-      points: fig8.timeline.filter((p) => p.p90Ms > 0).map((p) => ({ series: "p90", x: p.t, y: p.p90Ms })),
-      pointMarks: false
-    }
+    Object.assign(curves, fig8.curves)
     for (const zipf of s.zipfs) {
       curves[`policies-zipf${String(zipf).replace(".", "")}${suffix}`] = {
         title: `Fig. 5 (${tag}): scheduling policies, YCSB zipf ${zipf}, median and min–max of ${repeatsNote}`,
@@ -537,6 +496,18 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
           metrics.coordinatorDispatchTps.median,
           `${metrics.coordinatorDispatchTps.min}–${metrics.coordinatorDispatchTps.max}`,
           `>= ${GOALS.coordinatorDispatchTps}`
+        ],
+        [
+          `recoveryDipSeconds (Fig. 8, --epoch-ms ${metrics.recoveryDipSeconds.epochMs})`,
+          metrics.recoveryDipSeconds.median,
+          `${metrics.recoveryDipSeconds.min}–${metrics.recoveryDipSeconds.max}`,
+          "paper: about 2"
+        ],
+        [
+          "coordinatorRestartToServingMs (Fig. 8)",
+          metrics.coordinatorRestartToServingMs.median,
+          `${metrics.coordinatorRestartToServingMs.min}–${metrics.coordinatorRestartToServingMs.max}`,
+          ""
         ],
         ["idle worker RSS MB", metrics.rss.idleWorkerMb, "", "< 120"]
       ]

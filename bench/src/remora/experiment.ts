@@ -55,6 +55,11 @@ export interface Experiment {
   readonly maxBlockTxs: number
   readonly workload: YcsbOptions
   readonly load: Load
+  /**
+   * Coordinator options beyond the defaults. Fault-free runs turn the stall backstop off (`stallRecoveryMs` 0,
+   * the default here): a starved process looks stalled, and the recovery it starts rolls every worker back.
+   */
+  readonly coordinator?: { readonly stallRecoveryMs?: number; readonly epochMs?: number }
 }
 
 export interface ExperimentResult {
@@ -200,7 +205,16 @@ const burst = async (handle: CoordinatorHandle, txs: ReadonlyArray<Transaction>)
   let accepted = 0
   for (const tx of txs) if (driver.submit(tx, (r) => tallyReceipt(tally, r)).accepted) accepted++
   const admitUsed = process.cpuUsage(cpu)
-  await waitFor(() => tally.completed >= accepted, 300_000, "the burst's receipts")
+  const probe = process.env.REMORA_BENCH_DEBUG
+    ? setInterval(() => {
+        const f = driver.core.inflight
+        console.error(
+          `[burst] ${((performance.now() - started) / 1000).toFixed(1)} s: ${tally.completed}/${accepted} receipts, ` +
+            `watermark ${f.watermark}, in flight ${f.size}, recoveries ${driver.counters.recoveries}`
+        )
+      }, 500)
+    : undefined
+  await waitFor(() => tally.completed >= accepted, 300_000, "the burst's receipts").finally(() => clearInterval(probe))
   const finished = performance.now()
   const used = process.cpuUsage(cpu)
   const usedUs = used.user + used.system
@@ -230,7 +244,9 @@ export const runExperiment = async (natsUrl: string, e: Experiment): Promise<Exp
         blockIntervalMs: e.blockIntervalMs,
         maxBlockTxs: e.maxBlockTxs,
         grpcHost: "127.0.0.1",
-        grpcPort: 0
+        grpcPort: 0,
+        stallRecoveryMs: 0,
+        ...e.coordinator
       })
     )
     await waitFor(() => handle.driver.workers.length >= e.workers, 20_000, `${e.workers} workers to join`)
