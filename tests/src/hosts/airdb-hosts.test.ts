@@ -12,35 +12,17 @@
  * Skips, saying why, where network namespaces cannot be made (not root, no iproute2).
  */
 
-import { type ClusterHost, hostsUnavailable, NATS_MONITOR_PORT, startHosts } from "@reef/devkit/hosts"
-import * as Effect from "effect/Effect"
+import { hostsUnavailable, startHosts } from "@reef/devkit/hosts"
 import { describe, expect, it } from "vitest"
 import { type AirDbFault, type AirDbSite, airDbSafety, runAirDbNemesis, summarizeAirDb } from "../airdb-nemesis.js"
 import type { Harness } from "../harness.js"
+import { streamsReport } from "./jetstream-streams.js"
 import { hostServers, placeOnHosts } from "./placement.js"
 
 const unavailable = hostsUnavailable()
 
 /** Client a<i> on host h<i>. */
 const hostIndexOf = (client: string) => Number(client.slice(1)) - 1
-
-interface Jsz {
-  readonly account_details?: ReadonlyArray<{
-    readonly stream_detail?: ReadonlyArray<{ readonly name: string; readonly config?: { num_replicas?: number } }>
-  }>
-}
-
-/** The streams each host's server holds, from its monitoring endpoint (/jsz), with their replica counts. */
-const streamsReport = (hosts: ReadonlyArray<ClusterHost>) =>
-  Effect.forEach(hosts, (host) =>
-    Effect.tryPromise(async () => {
-      const url = `http://${host.address}:${NATS_MONITOR_PORT}/jsz?streams=true&config=true`
-      const jsz = (await (await fetch(url, { signal: AbortSignal.timeout(5_000) })).json()) as Jsz
-      const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? [])
-      const replicas = [...new Set(streams.map((s) => s.config?.num_replicas ?? 0))].sort()
-      return `${host.name} ${streams.length} (R${replicas.join("/R")})`
-    })
-  ).pipe(Effect.map((perHost) => `storage: streams held per server: ${perHost.join(", ")}`))
 
 export const airdbHostsSite =
   (seed: number, delayMs: number, jitterMs: number) =>
