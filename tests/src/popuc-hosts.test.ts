@@ -1,12 +1,13 @@
 /**
- * Issue 29: POPUC across hosts. Three hosts (network namespaces on a bridge, hosts/netns.ts), a 3-node NATS
- * cluster with one server per host, every route through the link proxy with 1 ms ± 0.1 ms of one-way delay
- * (hosts/hosts.ts), and a 3-replica group with one replica per host, each on its own host's server. The
- * nemesis of popuc-nemesis.ts runs with concurrent clients and, in a seeded order: a host cut off at the
- * proxy and healed (ΔI calibrated at bootstrap over the delayed links, as in production), a host's link down and up (its clients cut off too), a kill -9 and restart of a replica
- * on its host, and a kill -9 of one host's nats-server. The history must be linearizable, no acknowledged
- * write lost, the states converged; the time from each heal until the replica served and caught up is
- * printed, with the delay the proxy really added.
+ * Issue 29: POPUC across hosts. Three hosts (network namespaces on a bridge, `@reef/devkit/hosts`), a 3-node
+ * NATS cluster with one server per host, every route through the link proxy with 1 ms ± 0.1 ms of one-way
+ * delay, and a 3-replica group with one replica per host, each on its own host's server. The nemesis of
+ * popuc-nemesis.ts runs with concurrent clients and, in a seeded order: a host cut off at the proxy and healed
+ * (ΔI calibrated at bootstrap over the delayed links, as in production), a host's link down and up (its
+ * clients cut off too), a host flapping (cut and healed 4-8 times, 0.2-1.5 s each way), a kill -9 and restart
+ * of a replica on its host, and a kill -9 of one host's nats-server. The history must be linearizable, no
+ * acknowledged write lost, the states converged; the time from each heal until the replica served and caught
+ * up is printed, with the delay the proxy really added.
  *
  * Skips, saying why, where network namespaces cannot be made (not root, no iproute2).
  */
@@ -57,9 +58,9 @@ const describeProxy = (s: ProxyStats) =>
   `${s.refused} connections refused while cut`
 
 describeHosts(title, () => {
-  it("3 hosts, 3-node NATS cluster, 1 ms links: partition, link down, kill, server kill; linearizable", async () => {
+  it("3 hosts, 3-node NATS cluster, 1 ms links: partition, link down, flapping, kill, server kill; linearizable", async () => {
     const seed = Number(process.env.REEF_NEMESIS_SEED ?? 29)
-    const kinds: ReadonlyArray<FaultKind> = ["partition", "isolate", "kill", "nats-restart"]
+    const kinds: ReadonlyArray<FaultKind> = ["partition", "isolate", "flap", "kill", "nats-restart"]
     const report = await runNemesis({
       faultsMs: 0,
       seed,

@@ -10,6 +10,8 @@
  *   nats-restart      kill -9 the nats-server (one of a cluster's), start it again on the same port
  *   partition         (on hosts) cut a replica's host off from the others' servers at the link proxy, heal it
  *   isolate           (on hosts) set a replica's host's link down (clients lose it too), set it up again
+ *   flap              (on hosts) cut a replica's host off and heal it 4-8 times, 0.2-1.5 s each way: routes
+ *                     that come back only to be cut again, rounds interrupted mid-way
  *
  * The first faults are one of each kind asked for (the first four by default, in a seeded order); then random
  * ones until the time is up (counted from the first fault). By default the group runs over one local
@@ -53,7 +55,7 @@ import {
   startGroup
 } from "./popuc-harness.js"
 
-export type FaultKind = "kill" | "pause" | "snapshot-restart" | "nats-restart" | "partition" | "isolate"
+export type FaultKind = "kill" | "pause" | "snapshot-restart" | "nats-restart" | "partition" | "isolate" | "flap"
 const FAULT_KINDS: ReadonlyArray<FaultKind> = ["kill", "pause", "snapshot-restart", "nats-restart"]
 
 /** Where the group runs: its nats-server(s), where each replica is placed, and how a host is cut off. */
@@ -380,6 +382,24 @@ const nemesis = (site: NemesisSite, group: Group, options: NemesisOptions) =>
           )
           return
         }
+        if (kind === "flap") {
+          const cutOff = site.cutOff?.partition
+          if (cutOff === undefined) return yield* Effect.dieMessage("this site cannot cut a host off")
+          const cycles = between(4, 8)
+          const plan = Array.from({ length: cycles }, () => [between(200, 1_500), between(200, 1_500)] as const)
+          say(`${id}: host flaps ${cycles} times (cut/healed ms: ${plan.map(([c, h]) => `${c}/${h}`).join(" ")})`)
+          for (const [cutMs, healedMs] of plan) {
+            yield* cutOff(index, true).pipe(Effect.orDie)
+            yield* Effect.sleep(cutMs).pipe(Effect.ensuring(cutOff(index, false).pipe(Effect.orDie)))
+            yield* Effect.sleep(healedMs)
+          }
+          const healedMs = performance.now()
+          yield* (site.healed ?? Effect.void).pipe(Effect.orDie)
+          const caughtUpMs = yield* caughtUp(index, healedMs)
+          recoveries.push({ fault: kind, target: id, caughtUpMs, snapshot: false })
+          say(`  ${id} served and caught up ${caughtUpMs.toFixed(0)} ms after the last heal`)
+          return
+        }
         if (kind === "pause") {
           const pausedMs = between(300, 3_000)
           say(`${id}: SIGSTOP for ${pausedMs} ms`)
@@ -498,7 +518,7 @@ export const summarize = (report: NemesisReport): string => {
       .join(", ")}`,
     `restarts: ${restarts.length} (${restarts.filter((r) => r.snapshot).length} from a snapshot); max restart→serving ${max(restarts.map((r) => r.servingMs!)).toFixed(0)} ms, max restart→caught-up ${max(restarts.map((r) => r.caughtUpMs)).toFixed(0)} ms`,
     `pauses: max SIGCONT→caught-up ${max(report.recoveries.filter((r) => r.fault === "pause").map((r) => r.caughtUpMs)).toFixed(0)} ms; nats-server restarts: max back→caught-up ${max(report.recoveries.filter((r) => r.fault === "nats-restart").map((r) => r.caughtUpMs)).toFixed(0)} ms`,
-    ...(["partition", "isolate"] as const).flatMap((kind) => {
+    ...(["partition", "isolate", "flap"] as const).flatMap((kind) => {
       const healed = report.recoveries.filter((r) => r.fault === kind).map((r) => r.caughtUpMs)
       return healed.length === 0
         ? []
