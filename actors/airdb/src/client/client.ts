@@ -1,30 +1,31 @@
 /**
- * The AirDB client (§4.4): an embedded database whose whole state is on shared storage. Each client keeps
- * the command log's tail applied in memory (CommandReplay), the indexes of the live snapshots and a bounded
- * block cache, and takes part in materialisation. Three fibers do the I/O:
+ * The AirDB client (§4.4): an embedded database whose whole state is on shared storage. Its protocol is the
+ * pure ClientCore (src/core/client-core.ts): the bus stand (tail syncs), the writer (batched conditional
+ * appends, outcomes learned from the log) and the read path. This file is its shell: it feeds the core
+ * requests, storage answers and timer ticks (with the time), and performs the effects the core returns (log
+ * reads and appends, snapshot lookups and index loads, replies, one timer), each storage call a fiber in the
+ * client's scope that hands its answer back as the next input. Inputs are taken one at a time, in order.
  *
- *   - the bus stand: one outstanding tail check at a time, at least `minSyncGapMs` apart; reads and
- *     transaction begins wait for the next bus, whose tail is their linearisation point (snapshot s(T));
- *   - the writer: batches intentions into one command entry per append, conditional on the tail;
- *   - the snapshotter: keeps the timely-snapshot invariant (begin-snapshot, blocks, index, chain record) and
- *     merges snapshots (recursive compaction).
- *
- * What the client has materialised (tail, state-log view, adopted chain) and the read path's decisions live
- * in the pure ClientState (src/core/client-state.ts); outcomes, chains and plans come from the other cores in
- * src/core. The simulator's broken clients are variants of those decisions, never switches in this file.
+ * The snapshotter and the merger (begin-snapshot, blocks, index, chain record; recursive compaction) stay
+ * procedures here: the core says when a snapshot is due and takes the state log's records; what they decide
+ * comes from coordination.ts. The simulator's broken clients are variants of the core, never switches here.
  */
 import { randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberSet from "effect/FiberSet"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import { utf8Length } from "../core/blocks.js"
-import { type Chain, chainEnd, extendChain, type LogLocation, mergeIntoChain } from "../core/chain.js"
-import { ClientState, type CoreVariant, type ReadStep } from "../core/client-state.js"
+import { type Chain, chainEnd, extendChain, mergeIntoChain } from "../core/chain.js"
+import { ClientCore, type CoreEffect, type CoreFailure, type CoreInput, type CoreReply } from "../core/client-core.js"
+import type { CoreVariant } from "../core/client-state.js"
 import {
+  applyStateRecord,
   confirmBegin,
+  emptyStateView,
   planExtension,
   planMerge,
   type StateRecord,
@@ -40,6 +41,7 @@ import {
   type Key,
   type KeyState,
   type Outcome,
+  type Ts,
   type Write
 } from "../core/types.js"
 import {
@@ -51,7 +53,7 @@ import {
   encodeStateRecord,
   intentionBytes
 } from "../log/record-codec.js"
-import { type LogCursor, type LogError, locationOf, SharedLog } from "../log/shared-log.js"
+import { type LogCursor, locationOf, SharedLog } from "../log/shared-log.js"
 import type { SegmentStoreShape } from "../segment/segment.js"
 import {
   type AirDbError,
@@ -64,7 +66,7 @@ import {
   TransactionTooLarge
 } from "./errors.js"
 import { type AirDbOptions, FORMAT_VERSION, type ResolvedOptions, resolveOptions } from "./options.js"
-import { MISS, mergeSnapshots, SnapshotBuilder, type SnapshotReadError, SnapshotReader } from "./snapshots.js"
+import { MISS, mergeSnapshots, SnapshotBuilder, SnapshotReader } from "./snapshots.js"
 import { AirDbTelemetry } from "./telemetry.js"
 import { traced } from "./tracing.js"
 
@@ -149,13 +151,6 @@ export interface ClientHooks {
   readonly onSubmit?: (intention: Intention) => void
 }
 
-interface PendingIntention {
-  readonly intention: Intention
-  readonly bytes: number
-  /** Resumes the submitting transaction with its outcome. */
-  readonly done: (result: Effect.Effect<Outcome, AirDbError>) => void
-}
-
 const AIRDB_ERRORS = new Set([
   "AirDbInvalidArgument",
   "TransactionTooLarge",
@@ -196,52 +191,44 @@ class Client {
   stateLog: SharedLog
   readonly reader: SnapshotReader
 
-  /** What this client has materialised and the decisions about it (the pure core). */
-  readonly state: ClientState
-  // The command log as applied: state.next entries, the next at `cursor`.
-  cursor!: LogCursor
-  readonly applyLock = Effect.unsafeMakeSemaphore(1)
+  /** The protocol (set by the cold start, which reads the view it starts from). */
+  core!: ClientCore
+  /** The state-log view before the core exists (the cold start reads it). */
+  private initialView: StateView = emptyStateView
+  /**
+   * Where command-log entry i is stored, for the indexes the core may read or append at next (its tail; an
+   * own append moves it one further before the core applies it). Entries behind the core's tail are dropped.
+   */
+  readonly cursors = new Map<number, LogCursor>()
 
   // The state log as applied up to `stateCursor`.
   stateCursor!: LogCursor
   readonly stateLock = Effect.unsafeMakeSemaphore(1)
 
-  // Bus stand.
-  /** Riders waiting for the next bus: each is resumed with the tail it checked (a callback, not a fiber). */
-  riders: Array<(result: Effect.Effect<number, AirDbError>) => void> = []
-  readonly busBell = Effect.runSync(Queue.sliding<void>(1))
-  lastBusMs = 0
-
-  // Writer.
-  pending: Array<PendingIntention> = []
-  readonly writerBell = Effect.runSync(Queue.sliding<void>(1))
-  batchSeq = 0
+  // The shell of the core: inputs taken one at a time, replies by request id, one timer.
+  private readonly inbox: Array<CoreInput> = []
+  private draining = false
+  private readonly starts: Array<Effect.Effect<void>> = []
+  private readonly waiting = new Map<number, (reply: CoreReply) => void>()
+  private nextRequest = 1
+  /** Transactions begun by this incarnation (an intention's id within it). */
   txSeq = 0
-  readonly ownBatches = new Map<number, ReadonlyArray<Outcome>>()
+  private timerAt = Number.POSITIVE_INFINITY
+  private readonly busStarted = new Map<number, number>()
+  /** Forks a storage call in the client's scope (set when the client opens). */
+  private run: (<A, E>(effect: Effect.Effect<A, E>) => unknown) | undefined
+  private clock!: Clock.Clock
 
   // Snapshotter.
   readonly snapshotBell = Effect.runSync(Queue.sliding<void>(1))
   readonly mergeBell = Effect.runSync(Queue.sliding<void>(1))
   merging = false
-  readonly chainChanged = Effect.runSync(Queue.sliding<void>(1))
 
   readonly telemetry: AirDbTelemetry
-  /** Index of the last command entry this client appended (-1: none yet). */
-  lastOwnEntry = -1
-  /** A batch of this client's waits at the timely bound (its writer takes on the snapshot, whoever wrote the tail). */
-  admitting = false
-  fatal: StoreCorrupt | undefined
-  closed = false
   readonly counters = {
-    syncs: 0,
-    appends: 0,
-    appendConflicts: 0,
-    committed: 0,
-    aborted: 0,
     snapshotsCreated: 0,
     mergesCreated: 0,
-    coldStartMs: 0,
-    waitsOnInvariant: 0
+    coldStartMs: 0
   }
 
   constructor(
@@ -250,7 +237,6 @@ class Client {
     readonly hooks: ClientHooks = {}
   ) {
     this.id = options.clientId
-    this.state = new ClientState(hooks.variant)
     this.config = options.create
     this.reader = new SnapshotReader(store, options.cacheBytes)
     this.telemetry = new AirDbTelemetry(options.store)
@@ -259,16 +245,16 @@ class Client {
   }
 
   get replay(): CommandReplay {
-    return this.state.replay
+    return this.core.state.replay
   }
 
   get view(): StateView {
-    return this.state.view
+    return this.core === undefined ? this.initialView : this.core.state.view
   }
 
   /** The chain whose snapshots reads use (its end is the replay's base). */
   get adopted(): Chain {
-    return this.state.adopted
+    return this.core.state.adopted
   }
 
   private makeCommandLog(config: StoreConfig): SharedLog {
@@ -298,16 +284,14 @@ class Client {
     })
   }
 
-  get failed(): AirDbError | undefined {
-    return this.closed ? new ClientClosed() : this.fatal
-  }
-
   // ---- opening: the cold start (§5.3.3: "It read only the state log indexes and applied the command log tail")
 
-  open(): Effect.Effect<void, AirDbError> {
+  open(run: <A, E>(effect: Effect.Effect<A, E>) => unknown, clock: Clock.Clock): Effect.Effect<void, AirDbError> {
     const self = this
+    this.run = run
+    this.clock = clock
     const body = Effect.gen(function* () {
-      const started = yield* Clock.currentTimeMillis
+      const started = clock.unsafeCurrentTimeMillis()
       yield* self.stateLog.ensureCreated().pipe(Effect.mapError(toStorageError("create store")))
       const first = yield* self.store
         .read(self.stateLog.segments[0]!.segment, 0, { maxRecords: 1 })
@@ -330,11 +314,11 @@ class Client {
       yield* traced("airdb.cold-start.index-load", {}, (span) =>
         Effect.gen(function* () {
           self.stateCursor = self.stateLog.lastSegmentCursor()
-          self.state.resetView(self.config, self.stateCursor.index)
+          self.initialView = { ...emptyStateView, config: self.config, next: self.stateCursor.index }
           yield* self.syncStateLogUnlocked()
           const chain = self.view.chain
           yield* self.reader.ensureIndexes(chain.snapshots).pipe(Effect.mapError(toStorageError("load indexes")))
-          self.state.start(self.config, chain)
+          self.reader.retain(chain.snapshots)
           span?.attribute("snapshots", chain.snapshots.length)
           span?.attribute("index.bytes", self.reader.indexBytes())
           span?.attribute("chain.end", chainEnd(chain))
@@ -342,19 +326,33 @@ class Client {
       )
       yield* traced("airdb.cold-start.tail-replay", {}, (span) =>
         Effect.gen(function* () {
-          const chain = self.adopted
-          self.cursor = yield* (
+          const chain = self.view.chain
+          const cursor = yield* (
             chain.snapshots.length === 0
               ? Effect.succeed(self.cmdLog.startCursor())
               : self.cmdLog.cursorAt(chain.replayFrom)
           ).pipe(Effect.mapError(toStorageError("locate replay start")))
-          const n = yield* self.syncCommandLog()
+          self.cursors.set(cursor.index, cursor)
+          self.core = new ClientCore(
+            {
+              writer: self.id,
+              config: self.config,
+              minSyncGapMs: self.options.minSyncGapMs,
+              maxBatchIntentions: self.options.maxBatchIntentions,
+              maxBatchBytes: self.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES,
+              readRecords: SYNC_READ_RECORDS,
+              snapshots: self.options.snapshots,
+              ...(self.hooks.variant === undefined ? {} : { variant: self.hooks.variant })
+            },
+            self.initialView
+          )
+          const n = yield* self.ride
           span?.attribute("entries", n - chain.replayFrom.index)
           span?.attribute("tail.keys", self.replay.tailSize)
         })
       )
       if (self.options.eager) yield* self.loadEverything()
-      self.counters.coldStartMs = (yield* Clock.currentTimeMillis) - started
+      self.counters.coldStartMs = clock.unsafeCurrentTimeMillis() - started
       self.telemetry.onColdStart(self.counters.coldStartMs)
     })
     return traced("airdb.cold-start", { store: this.options.store, client: this.id }, () => body)
@@ -367,39 +365,185 @@ class Client {
     }).pipe(Effect.mapError(toStorageError("load snapshots")))
   }
 
-  // ---- the command log ---------------------------------------------------------------------------------------
+  // ---- the shell of the core ---------------------------------------------------------------------------------
 
-  /** Reads and applies what the command log has beyond this client's tail; returns the entries applied. */
-  syncCommandLog(): Effect.Effect<number, AirDbError> {
-    return this.applyLock.withPermits(1)(
-      Effect.suspend(() => {
-        const failed = this.failed
-        return failed === undefined ? this.syncCommandLogUnlocked() : Effect.fail(failed)
-      })
-    )
+  /**
+   * Hands the core one input and performs what it returns. Inputs arriving while effects are performed wait
+   * their turn; storage calls start once the inputs waiting are taken, so a call that completes at once (the
+   * memory store) is the next input, never a step inside a step.
+   */
+  private dispatch(input: CoreInput) {
+    this.inbox.push(input)
+    if (this.draining) return
+    this.draining = true
+    try {
+      for (let next = this.inbox.shift(); next !== undefined; next = this.inbox.shift()) {
+        for (const effect of this.core.step(this.clock.unsafeCurrentTimeMillis(), next)) this.perform(effect)
+      }
+      for (const [i] of this.cursors) if (i < this.core.next) this.cursors.delete(i)
+    } finally {
+      this.draining = false
+    }
+    const starts = this.starts.splice(0)
+    for (const effect of starts) this.run?.(effect)
   }
 
-  private syncCommandLogUnlocked(): Effect.Effect<number, AirDbError> {
-    const self = this
-    return Effect.gen(function* () {
-      self.counters.syncs++
-      self.telemetry.onSync()
-      // The tail check: what was appended before it is read now; what comes after may be. A store that
-      // numbers its records reads up to its tail in the read itself (a read returns fewer records than asked
-      // only at the tail as it was then): the reads are the check, one storage call when nothing is new. A
-      // store addressed by bytes (Azure) is asked for its size first.
-      const tail = self.store.limits.byteAddressed ? yield* self.cmdLog.size(self.cursor) : undefined
-      const checked = self.cursor.segment
-      for (;;) {
-        const c = self.cursor
-        const bound = tail !== undefined && c.segment === checked ? tail : undefined
-        if (bound !== undefined && c.position >= bound && !self.cmdLog.isSealed(c)) break
-        const got = yield* self.cmdLog.read(c, SYNC_READ_RECORDS, bound)
-        if (got.records.length === 0) {
-          // The read may have crossed into a new (empty) segment: the tail is there now.
-          self.cursor = got.cursor
-          break
+  /** A storage call whose answer is the core's next input. */
+  private io(effect: Effect.Effect<CoreInput>) {
+    this.starts.push(Effect.flatMap(effect, (input) => Effect.sync(() => this.dispatch(input))))
+  }
+
+  private perform(effect: CoreEffect) {
+    switch (effect._tag) {
+      case "ReadLog":
+        return this.io(this.readLog(effect.sync, effect.from, effect.max, effect.first))
+      case "LoadHistory":
+        return this.io(
+          Effect.match(
+            Effect.forEach(
+              effect.keys,
+              (k) => Effect.map(this.lookupIn(effect.chain, k), (s) => [k, s?.modified] as const),
+              {
+                concurrency: 8
+              }
+            ),
+            {
+              onSuccess: (pairs): CoreInput => ({
+                _tag: "History",
+                sync: effect.sync,
+                lastModified: new Map<Key, Ts | undefined>(pairs)
+              }),
+              onFailure: (e): CoreInput => ({ _tag: "LogReadFailed", sync: effect.sync, failure: failureOf(e) })
+            }
+          )
+        )
+      case "Append":
+        return this.io(this.append(effect.seq, effect.entry))
+      case "Lookup":
+        return this.io(
+          Effect.matchEffect(this.reader.lookup(effect.chain.snapshots, effect.key), {
+            onSuccess: (state) =>
+              Effect.succeed<CoreInput>({ _tag: "Looked", id: effect.id, chain: effect.chain, state }),
+            onFailure: (e) =>
+              // A segment merged away and deleted while this client held the old chain: catch up, look again.
+              e._tag === "SegmentNotFound"
+                ? Effect.as(Effect.ignore(this.syncStateLog()), {
+                    _tag: "LookFailed",
+                    id: effect.id,
+                    failure: failureOf(asAirDbError("read snapshot", e)),
+                    again: true
+                  } satisfies CoreInput)
+                : Effect.succeed<CoreInput>({
+                    _tag: "LookFailed",
+                    id: effect.id,
+                    failure: failureOf(asAirDbError("read snapshot", e)),
+                    again: false
+                  })
+          })
+        )
+      case "LoadIndexes":
+        // Loaded already (a state-log sync loads them before it hands the records in): adopted in this step.
+        if (this.reader.hasIndexes(effect.chain.snapshots)) {
+          this.inbox.push({ _tag: "IndexesLoaded", chain: effect.chain })
+          return
         }
+        return this.io(
+          Effect.match(this.reader.ensureIndexes(effect.chain.snapshots), {
+            onSuccess: (): CoreInput => ({ _tag: "IndexesLoaded", chain: effect.chain }),
+            onFailure: (): CoreInput => ({ _tag: "IndexesFailed", chain: effect.chain })
+          })
+        )
+      case "Reply": {
+        const resume = this.waiting.get(effect.id)
+        this.waiting.delete(effect.id)
+        return resume?.(effect.reply)
+      }
+      case "WakeAt": {
+        // One timer, the earliest asked for; a timer already due fires soon but not at the later time.
+        const now = this.clock.unsafeCurrentTimeMillis()
+        if (effect.atMs >= this.timerAt && this.timerAt > now) return
+        this.timerAt = effect.atMs
+        const wait = Math.max(0, effect.atMs - now)
+        this.starts.push(
+          Effect.zipRight(
+            Effect.sleep(wait),
+            Effect.sync(() => {
+              if (this.timerAt === effect.atMs) this.timerAt = Number.POSITIVE_INFINITY
+              this.dispatch({ _tag: "Tick" })
+            })
+          )
+        )
+        return
+      }
+      case "SnapshotDue":
+        if (this.options.snapshots) Queue.unsafeOffer(this.snapshotBell, undefined)
+        return
+      case "SyncStateLog":
+        this.starts.push(Effect.ignore(this.syncStateLog()))
+        return
+      case "Note":
+        return this.noted(effect.note)
+    }
+  }
+
+  private noted(note: Extract<CoreEffect, { _tag: "Note" }>["note"]) {
+    switch (note._tag) {
+      case "BusDeparted":
+        this.telemetry.onSync()
+        this.busStarted.set(note.sync, this.clock.unsafeCurrentTimeMillis())
+        return
+      case "BusArrived": {
+        const started = this.busStarted.get(note.sync) ?? this.clock.unsafeCurrentTimeMillis()
+        this.busStarted.delete(note.sync)
+        this.telemetry.onTailSync(this.clock.unsafeCurrentTimeMillis() - started, note.tail - chainEnd(this.view.chain))
+        return
+      }
+      case "Applied":
+        this.telemetry.onEntry()
+        if (note.entry.writer === this.id) {
+          for (const o of note.outcomes) {
+            this.telemetry.onOwnOutcome(o._tag === "Committed")
+            if (o._tag === "Aborted") this.telemetry.onAbort(o.reason)
+          }
+        }
+        return
+      case "AppendConflict":
+        return this.telemetry.onAppendConflict()
+      case "SnapshotMoved":
+        return this.telemetry.onAbort("snapshot-moved")
+      case "Adopted":
+        return this.reader.retain(note.chain.snapshots)
+      case "Fatal":
+        return
+    }
+  }
+
+  /**
+   * One read of a tail sync from entry `from`. A store that numbers its records reads up to its tail in the
+   * read itself (a read returns fewer records than asked only at the tail as it was then): the reads are the
+   * check, one storage call when nothing is new. A store addressed by bytes (Azure) is asked for its size
+   * first, and the sync reads up to that size.
+   */
+  private readonly tailBounds = new Map<number, { readonly segment: string; readonly size: number }>()
+
+  private readLog(sync: number, from: number, max: number, first: boolean): Effect.Effect<CoreInput> {
+    const self = this
+    return traced("airdb.tail-sync", { entry: from, first }, (span) =>
+      Effect.gen(function* () {
+        const cursor = self.cursors.get(from)
+        if (cursor === undefined) {
+          return yield* new StoreCorrupt({ reason: `no log position known for entry ${from}` })
+        }
+        if (first) self.tailBounds.delete(sync - 1)
+        if (first && self.store.limits.byteAddressed) {
+          self.tailBounds.set(sync, { segment: cursor.segment, size: yield* self.cmdLog.size(cursor) })
+        }
+        const t = self.tailBounds.get(sync)
+        const bound = t !== undefined && t.segment === cursor.segment ? t.size : undefined
+        if (bound !== undefined && cursor.position >= bound && !self.cmdLog.isSealed(cursor)) {
+          return { _tag: "LogRead", sync, from, entries: [], atTail: true } satisfies CoreInput
+        }
+        const got = yield* self.cmdLog.read(cursor, max, bound)
         const entries: Array<CommandEntry> = []
         for (const r of got.records) {
           const entry = decodeCommandEntry(r.bytes, r.segment, r.location.position)
@@ -413,242 +557,93 @@ class Client {
           }
           entries.push(entry)
         }
-        const history = yield* self.historyFor(entries)
-        for (const [i, entry] of entries.entries()) self.applyEntry(entry, got.records[i]!.location, history)
-        self.cursor = got.cursor
-        // Fewer than asked: the read reached the tail (what writers append meanwhile is the next bus's).
-        if (tail === undefined && got.records.length < SYNC_READ_RECORDS && !self.cmdLog.isSealed(self.cursor)) break
-      }
-      if (self.options.snapshots && self.state.snapshotDue(self.config.timely)) {
-        yield* Queue.offer(self.snapshotBell, undefined)
-      }
-      return self.replay.next
-    }).pipe(
-      Effect.mapError((e) => {
-        const error = asAirDbError("sync", e)
-        if (error._tag === "StoreCorrupt") self.fatal = error
-        return error
+        self.cursors.set(from + entries.length, got.cursor)
+        span?.attribute("entries", entries.length)
+        // Nothing, or fewer than asked: the read reached the tail (what writers append meanwhile is the next
+        // bus's). With a size bound, the tail is the bound.
+        const atTail =
+          entries.length === 0 ||
+          (bound !== undefined
+            ? got.cursor.segment === cursor.segment && got.cursor.position >= bound && !self.cmdLog.isSealed(got.cursor)
+            : entries.length < max && !self.cmdLog.isSealed(got.cursor))
+        return { _tag: "LogRead", sync, from, entries, atTail } satisfies CoreInput
+      })
+    ).pipe(
+      Effect.catchAll((e) =>
+        Effect.succeed<CoreInput>({ _tag: "LogReadFailed", sync, failure: failureOf(asAirDbError("sync", e)) })
+      )
+    )
+  }
+
+  private append(seq: number, entry: CommandEntry): Effect.Effect<CoreInput> {
+    const cursor = this.cursors.get(entry.index)
+    if (cursor === undefined) {
+      return Effect.succeed({
+        _tag: "AppendFailed",
+        seq,
+        index: entry.index,
+        kind: "conflict",
+        failure: { _tag: "Unavailable", operation: "append", reason: "tail position unknown", outcomeUnknown: false }
+      })
+    }
+    const bytes = encodeCommandEntry(entry)
+    return traced(
+      "airdb.append",
+      { entry: entry.index, intentions: entry.intentions.length, bytes: bytes.byteLength },
+      () => this.cmdLog.append(cursor, bytes)
+    ).pipe(
+      Effect.match({
+        onSuccess: (next): CoreInput => {
+          this.cursors.set(entry.index + 1, next)
+          return { _tag: "Appended", seq, index: entry.index }
+        },
+        onFailure: (e): CoreInput => ({
+          _tag: "AppendFailed",
+          seq,
+          index: entry.index,
+          // Timed out or unavailable: the append may have happened; only the log can tell.
+          kind:
+            e._tag === "SegmentConflict"
+              ? "conflict"
+              : e._tag === "SegmentTimeout" || e._tag === "SegmentUnavailable"
+                ? "ambiguous"
+                : "failed",
+          failure: failureOf(asAirDbError("append", e, true))
+        })
       })
     )
   }
 
-  /**
-   * The last modifications, from the snapshots, of keys that intentions with a snapshot older than this
-   * client's first replayed entry check (a client that started cold has no window before it).
-   */
-  private historyFor(
-    entries: ReadonlyArray<CommandEntry>
-  ): Effect.Effect<ReadonlyMap<Key, number | undefined> | undefined, AirDbError> {
-    const keys = this.replay.historyNeeded(entries)
-    if (keys.length === 0) return Effect.succeed(undefined)
-    return Effect.map(
-      Effect.forEach(keys, (k) => Effect.map(this.lookupSnapshots(k, false), (r) => [k, r.state?.modified] as const), {
-        concurrency: 8
-      }),
-      (pairs) => new Map(pairs)
-    )
-  }
-
-  /** Applies one entry at the tail (under applyLock); records the outcomes of own batches. */
-  private applyEntry(
-    entry: CommandEntry,
-    _location: LogLocation,
-    history?: ReadonlyMap<Key, number | undefined>
-  ): void {
-    const outcomes = this.state.applyEntry(entry, history)
-    this.telemetry.onEntry()
-    for (const o of outcomes) {
-      if (o._tag === "Committed") this.counters.committed++
-      else this.counters.aborted++
-    }
-    if (entry.writer === this.id) {
-      this.lastOwnEntry = entry.index
-      this.ownBatches.set(entry.batch, outcomes)
-      for (const o of outcomes) {
-        this.telemetry.onOwnOutcome(o._tag === "Committed")
-        if (o._tag === "Aborted") this.telemetry.onAbort(o.reason)
-      }
-    }
-  }
-
-  // ---- the bus stand -----------------------------------------------------------------------------------------
-
-  /** Waits for the next bus to leave and return: the tail it checked is after this call began. */
-  readonly ride: Effect.Effect<number, AirDbError> = Effect.async<number, AirDbError>((resume) => {
-    const failed = this.failed
-    if (failed !== undefined) return resume(Effect.fail(failed))
-    this.riders.push(resume)
-    // The first rider since the last departure rings the bell; the others board the same bus.
-    if (this.riders.length === 1) Queue.unsafeOffer(this.busBell, undefined)
-  })
-
-  readonly busLoop: Effect.Effect<never> = Effect.gen(this, function* () {
-    for (;;) {
-      yield* Queue.take(this.busBell)
-      if (this.riders.length === 0) continue
-      const now = yield* Clock.currentTimeMillis
-      const wait = this.lastBusMs + this.options.minSyncGapMs - now
-      if (wait > 0) yield* Effect.sleep(wait)
-      const riders = this.riders
-      this.riders = []
-      this.lastBusMs = yield* Clock.currentTimeMillis
-      const result = yield* Effect.either(
-        traced("airdb.tail-sync", { riders: riders.length }, (span) =>
-          Effect.tap(this.syncCommandLog(), (n) => span?.attribute("entries", n))
-        )
-      )
-      this.telemetry.onTailSync(
-        (yield* Clock.currentTimeMillis) - this.lastBusMs,
-        this.replay.next - chainEnd(this.view.chain)
-      )
-      // One result shared by every rider of this bus.
-      const arrival: Effect.Effect<number, AirDbError> = Either.isRight(result)
-        ? Effect.succeed(result.right)
-        : Effect.fail(result.left)
-      for (const resume of riders) resume(arrival)
-      if (this.riders.length > 0) yield* Queue.offer(this.busBell, undefined)
-    }
-  })
-
-  // ---- the writer --------------------------------------------------------------------------------------------
-
-  submit(intention: Intention): Effect.Effect<Outcome, AirDbError> {
-    return Effect.async<Outcome, AirDbError>((done) => {
-      const failed = this.failed
-      if (failed !== undefined) return done(Effect.fail(failed))
-      const bytes = intentionBytes(intention)
-      const limit = this.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES
-      if (bytes > limit) return done(Effect.fail(new TransactionTooLarge({ bytes, limitBytes: limit })))
-      this.pending.push({ intention, bytes, done })
-      if (this.pending.length === 1) Queue.unsafeOffer(this.writerBell, undefined)
+  /** Asks the core; resumes with its reply (an interrupted asker's reply is dropped). */
+  private request(make: (id: number) => CoreInput): Effect.Effect<CoreReply> {
+    return Effect.async<CoreReply>((resume) => {
+      const id = this.nextRequest++
+      this.waiting.set(id, (reply) => resume(Effect.succeed(reply)))
+      this.dispatch(make(id))
+      return Effect.sync(() => {
+        this.waiting.delete(id)
+      })
     })
   }
 
-  readonly writerLoop: Effect.Effect<never> = Effect.gen(this, function* () {
-    for (;;) {
-      yield* Queue.take(this.writerBell)
-      while (this.pending.length > 0) {
-        const batch = this.takeBatch()
-        const result = yield* Effect.either(this.commitBatch(batch))
-        if (Either.isLeft(result)) {
-          const failure = Effect.fail(result.left)
-          for (const p of batch) p.done(failure)
-        } else {
-          for (const [slot, p] of batch.entries()) p.done(Effect.succeed(result.right[slot]!))
-        }
-      }
-    }
-  })
+  /** Waits for the next bus to leave and return: the tail it checked is after this call began. */
+  readonly ride: Effect.Effect<number, AirDbError> = Effect.flatMap(
+    Effect.suspend(() => this.request((id) => ({ _tag: "Ride", id }))),
+    (reply) => (reply._tag === "Tail" ? Effect.succeed(reply.tail) : Effect.fail(errorOfReply(reply)))
+  )
 
-  private takeBatch(): Array<PendingIntention> {
-    const budget = this.store.limits.maxAppendBytes - ENTRY_OVERHEAD_BYTES
-    let bytes = 0
-    let n = 0
-    while (n < this.pending.length && n < this.options.maxBatchIntentions) {
-      const next = this.pending[n]!.bytes
-      if (n > 0 && bytes + next > budget) break
-      bytes += next
-      n++
-    }
-    return this.pending.splice(0, n)
-  }
-
-  /** Appends one entry of intentions at the tail, however many conflicts it takes; returns their outcomes. */
-  private commitBatch(batch: ReadonlyArray<PendingIntention>): Effect.Effect<ReadonlyArray<Outcome>, AirDbError> {
-    const self = this
-    const seq = ++self.batchSeq
-    let attempted = false
-    return Effect.gen(function* () {
-      for (let attempt = 0; ; attempt++) {
-        yield* self.awaitAdmission()
-        const landed = self.ownBatches.get(seq)
-        if (landed !== undefined) {
-          self.ownBatches.delete(seq)
-          return landed
-        }
-        const cursor = self.cursor
-        const index = self.replay.next
-        const entry: CommandEntry = { index, writer: self.id, batch: seq, intentions: batch.map((p) => p.intention) }
-        const bytes = encodeCommandEntry(entry)
-        self.counters.appends++
-        attempted = true
-        const appended = yield* Effect.either(
-          traced("airdb.append", { entry: index, intentions: batch.length, bytes: bytes.byteLength }, () =>
-            self.cmdLog.append(cursor, bytes)
-          )
-        )
-        if (Either.isRight(appended)) {
-          yield* self.applyLock.withPermits(1)(
-            Effect.sync(() => {
-              if (
-                self.replay.next === index &&
-                self.cursor === cursor &&
-                self.replay.historyNeeded([entry]).length === 0
-              ) {
-                self.applyEntry(entry, locationOf(cursor))
-                self.cursor = appended.right
-                // §3.3: at n − i_k ≥ B a snapshot starts now (a client that only writes rides no bus to notice).
-                if (self.options.snapshots && self.state.snapshotDue(self.config.timely)) {
-                  Queue.unsafeOffer(self.snapshotBell, undefined)
-                }
-              }
-            })
-          )
-          // Applied here or by a sync that read it first: either way its outcomes are known now.
-          yield* self.syncIfBehind(seq)
-          const outcomes = self.ownBatches.get(seq)
-          if (outcomes !== undefined) {
-            self.ownBatches.delete(seq)
-            return outcomes
-          }
-          continue
-        }
-        const e = appended.left
-        if (e._tag === "SegmentConflict") {
-          self.counters.appendConflicts++
-          self.telemetry.onAppendConflict()
-        } else if (e._tag === "SegmentTimeout" || e._tag === "SegmentUnavailable") {
-          // The append may have happened: only the log can tell. Sync (retrying) before anything else.
-          yield* Effect.sleep(Math.min(1000, 20 * 2 ** Math.min(attempt, 6)))
-        } else {
-          return yield* toStorageError("append", true)(e)
-        }
-        yield* self.syncCommandLog().pipe(Effect.retry({ times: 20, while: (x) => x._tag === "StorageUnavailable" }))
-      }
-    }).pipe(
-      // Once an append was sent, a failure leaves its outcome to the log: say so.
-      Effect.mapError((x) =>
-        attempted && x._tag === "StorageUnavailable" ? new StorageUnavailable({ ...x, outcomeUnknown: true }) : x
-      )
+  /** Commits an intention: its outcome once its entry is in the log and applied. */
+  submit(intention: Intention): Effect.Effect<Outcome, AirDbError> {
+    return Effect.flatMap(
+      this.request((id) => ({ _tag: "Submit", id, intention, bytes: intentionBytes(intention) })),
+      (reply) => (reply._tag === "Outcome" ? Effect.succeed(reply.outcome) : Effect.fail(errorOfReply(reply)))
     )
   }
 
-  /** After a successful append, makes sure the entry is applied (a concurrent sync may hold the lock). */
-  private syncIfBehind(seq: number): Effect.Effect<void, AirDbError> {
-    return this.ownBatches.has(seq) ? Effect.void : Effect.asVoid(this.syncCommandLog())
-  }
-
-  /** Waits while n − i_k would exceed (1+ε)B: new commands wait until enough is materialised (§3.3). */
-  private awaitAdmission(): Effect.Effect<void, AirDbError> {
-    const self = this
-    return Effect.gen(function* () {
-      let waited = false
-      while (!self.state.admitsNext(self.config.timely)) {
-        if (!waited) self.counters.waitsOnInvariant++
-        waited = true
-        self.admitting = true
-        yield* Queue.offer(self.snapshotBell, undefined)
-        yield* Effect.raceFirst(Queue.take(self.chainChanged), Effect.sleep(50))
-        yield* self.syncStateLog()
-        yield* self.syncCommandLog()
-      }
-    }).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          self.admitting = false
-        })
-      )
-    )
+  private applyStateRecords(records: ReadonlyArray<StateRecord>, nowMs: number) {
+    if (this.core === undefined) {
+      for (const r of records) this.initialView = applyStateRecord(this.initialView, r, nowMs)
+    } else this.dispatch({ _tag: "StateRecords", records })
   }
 
   // ---- the state log and the snapshotter ---------------------------------------------------------------------
@@ -680,32 +675,16 @@ class Client {
           }
           records.push(record)
         }
+        // The chain these records lead to is adopted in the step that takes them, its indexes loaded first
+        // (a snapshotter that syncs the state log finds the chain adopted after it, as it planned against).
+        const ahead = records.reduce((view, r) => applyStateRecord(view, r, now), self.view)
+        yield* self.reader.ensureIndexes(ahead.chain.snapshots)
         // Applied and the cursor moved in one step (no yield between): an interrupted sync never leaves the
         // view ahead of its cursor.
-        const changed = self.state.applyStateRecords(records, now)
+        self.applyStateRecords(records, now)
         self.stateCursor = got.cursor
-        if (changed) Queue.unsafeOffer(self.chainChanged, undefined)
       }
-      yield* self.adoptChain()
-    }).pipe(
-      Effect.mapError(
-        (e): AirDbError =>
-          e._tag === "StorageUnavailable" || e._tag === "StoreCorrupt"
-            ? (e as AirDbError)
-            : toStorageError("state sync")(e)
-      )
-    )
-  }
-
-  /** Reads use the newest chain the replay has reached: its snapshots' indexes, the tail rebased at its end. */
-  private adoptChain(): Effect.Effect<void, SnapshotReadError | LogError | AirDbError> {
-    const chain = this.state.adoptable()
-    if (chain === undefined) return Effect.void
-    return Effect.flatMap(this.reader.ensureIndexes(chain.snapshots), () =>
-      Effect.sync(() => {
-        if (this.state.adopt(chain)) this.reader.retain(chain.snapshots)
-      })
-    )
+    }).pipe(Effect.mapError(toStorageError("state sync")))
   }
 
   readonly snapshotLoop: Effect.Effect<never> = Effect.gen(this, function* () {
@@ -722,11 +701,11 @@ class Client {
     return Effect.gen(function* () {
       yield* self.syncStateLog()
       // A chain ahead of the replay is adopted once the replay reaches its end.
-      if (chainEnd(self.view.chain) > self.replay.next) yield* self.syncCommandLog()
+      if (chainEnd(self.view.chain) > self.replay.next) yield* self.ride
       yield* self.syncStateLog()
       const now = yield* Clock.currentTimeMillis
       const plan = planExtension(self.view, self.replay.next, now, self.id)
-      const duty = self.hasSnapshotDuty()
+      const duty = self.core.hasSnapshotDuty
       if (plan._tag === "Begin" && duty) yield* self.createSnapshot()
       else if (plan._tag === "Wait") yield* self.lookAgainAt(plan.untilMs - now)
       // A merge runs in a fiber of its own: a long one never holds up the next extension, which writers
@@ -735,15 +714,10 @@ class Client {
     })
   }
 
-  /**
-   * Snapshot duty falls on the clients whose commands a snapshot would materialise: a client that only reads
-   * adopts the chain others publish and never pays for their writes beyond replaying them (isolation,
-   * §5.3.2). Writers held at the (1+ε)B bound ring the bell themselves (awaitAdmission), so the invariant
-   * never waits on a reader.
-   */
-  private hasSnapshotDuty(): boolean {
-    return this.lastOwnEntry >= chainEnd(this.view.chain) || this.admitting
-  }
+  // Snapshot duty (ClientCore.hasSnapshotDuty) falls on the clients whose commands a snapshot would
+  // materialise: a client that only reads adopts the chain others publish and never pays for their writes
+  // beyond replaying them (isolation, §5.3.2). Writers held at the (1+ε)B bound have it too, so the invariant
+  // never waits on a reader.
 
   /** One merge at a time, beside the extensions. */
   readonly mergeLoop: Effect.Effect<never> = Effect.gen(this, function* () {
@@ -801,7 +775,9 @@ class Client {
       if (chainEnd(self.view.chain) !== self.replay.base) return
       // Taken together, in one step: the tail Φ(base, next] and where entry `next` is (a cold start replays from it).
       const partial = self.replay.snapshot()
-      const replayFrom = locationOf(self.cursor)
+      const cursor = self.cursors.get(partial.to)
+      if (cursor === undefined) return
+      const replayFrom = locationOf(cursor)
       if (replayFrom.index !== partial.to) return
       const begin = {
         from: partial.from,
@@ -863,7 +839,7 @@ class Client {
       const ref = yield* traced("airdb.snapshot.merge", { from: older.from, to: newer.to }, (span) =>
         Effect.gen(function* () {
           const builder = yield* SnapshotBuilder.create(self.store, self.options.store, self.options.blockBytes)
-          const ref = yield* mergeSnapshots(self.reader, builder, older, newer, self.state.variant.mergeKey)
+          const ref = yield* mergeSnapshots(self.reader, builder, older, newer, self.core.variant.mergeKey)
           span?.attribute("keys", ref.keys)
           span?.attribute("bytes", ref.bytes)
           return ref
@@ -931,27 +907,17 @@ class Client {
     return undefined
   }
 
-  /**
-   * The key's state in the adopted snapshots, retried if a segment was merged away under it. `canSyncLog`:
-   * false under applyLock (a tail sync's history lookup), which must not wait on the command log.
-   */
-  lookupSnapshots(
-    key: Key,
-    canSyncLog = true
-  ): Effect.Effect<{ readonly state: KeyState | undefined; readonly chain: Chain }, AirDbError> {
+  /** The key's state in `chain`'s snapshots, looked again on the adopted chain if a segment was merged away. */
+  private lookupIn(chain: Chain, key: Key): Effect.Effect<KeyState | undefined, AirDbError> {
     const self = this
     return Effect.gen(function* () {
+      let on = chain
       for (let attempt = 0; ; attempt++) {
-        const chain = self.adopted
-        const r = yield* Effect.either(self.reader.lookup(chain.snapshots, key))
-        if (Either.isRight(r)) return { state: r.right, chain }
-        // A segment merged away and deleted while this client held the old chain: catch up and retry.
+        const r = yield* Effect.either(self.reader.lookup(on.snapshots, key))
+        if (Either.isRight(r)) return r.right
         if (r.left._tag === "SegmentNotFound" && attempt < 3) {
           yield* self.syncStateLog()
-          if (canSyncLog) {
-            yield* self.syncCommandLog()
-            yield* self.syncStateLog()
-          }
+          on = self.adopted
           continue
         }
         return yield* toStorageError("read snapshot")(r.left)
@@ -961,30 +927,25 @@ class Client {
 
   /**
    * A read at snapshot s(T) = `snapshot` (entries before it): the key's state then, or SnapshotMoved when it
-   * was modified at or after s(T). The one read path (a transaction's reads and `Get`): the core decides from
-   * the tail or asks for a snapshot lookup, and judges the lookup against what changed meanwhile.
+   * was modified at or after s(T). The one read path (a transaction's reads and `Get`), the core's.
    */
   readAt(key: Key, snapshot: number): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> {
-    const step = (s: ReadStep): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> => {
-      switch (s._tag) {
-        case "Value":
-          return Effect.succeed(s.state)
-        case "Moved":
-          return Effect.fail(new SnapshotMoved())
-        case "Lookup":
-          return Effect.flatMap(this.lookupSnapshots(key), (r) =>
-            step(this.state.afterLookup(key, snapshot, r.chain, r.state))
-          )
-      }
-    }
-    return Effect.suspend(() => step(this.state.read(key, snapshot)))
+    return Effect.flatMap(
+      this.request((id) => ({ _tag: "Read", id, key, snapshot })),
+      (reply): Effect.Effect<KeyState | undefined, AirDbError | SnapshotMoved> =>
+        reply._tag === "Value"
+          ? Effect.succeed(reply.state)
+          : reply._tag === "Moved"
+            ? Effect.fail(new SnapshotMoved())
+            : Effect.fail(errorOfReply(reply))
+    )
   }
 
   /**
    * A linearizable point read: a read-only transaction of one key (same bus, same read path, same snapshot
-   * bookkeeping as `transact`). §4.4's speculative read survives as a prefetch: when the key's block is not
-   * cached, its lookup starts before the bus so the read after it finds the block cached; the answer never
-   * comes from the prefetch.
+   * bookkeeping as `transact`, in the core). §4.4's speculative read survives as a prefetch: when the key's
+   * block is not cached, its lookup starts before the bus so the read after it finds the block cached; the
+   * answer never comes from the prefetch.
    */
   get(key: Key, maxAttempts: number): Effect.Effect<ReadResult, AirDbError> {
     const invalid = this.validateKey(key)
@@ -992,19 +953,18 @@ class Client {
     const self = this
     return traced("airdb.get", {}, () =>
       Effect.gen(function* () {
-        if (self.reader.lookupCached(self.adopted.snapshots, key) === MISS) {
-          yield* Effect.forkDaemon(traced("airdb.read.speculative", {}, () => Effect.ignore(self.lookupSnapshots(key))))
+        const chain = self.adopted
+        if (self.reader.lookupCached(chain.snapshots, key) === MISS) {
+          yield* Effect.forkDaemon(
+            traced("airdb.read.speculative", {}, () => Effect.ignore(self.reader.lookup(chain.snapshots, key)))
+          )
         }
-        for (let attempt = 1; ; attempt++) {
-          const snapshot = yield* self.ride
-          const read = yield* Effect.either(self.readAt(key, snapshot))
-          if (Either.isRight(read)) return { value: read.right?.value, snapshot }
-          if (read.left._tag !== "SnapshotMoved") return yield* Effect.fail(read.left)
-          self.telemetry.onAbort("snapshot-moved")
-          if (attempt >= maxAttempts) {
-            return yield* new TransactionAborted({ reason: "snapshot-moved", key, attempts: attempt })
-          }
+        const reply = yield* self.request((id) => ({ _tag: "Get", id, key, maxAttempts }))
+        if (reply._tag === "Value") return { value: reply.state?.value, snapshot: reply.snapshot }
+        if (reply._tag === "Aborted") {
+          return yield* new TransactionAborted({ reason: "snapshot-moved", key, attempts: reply.attempts })
         }
+        return yield* Effect.fail(errorOfReply(reply))
       })
     )
   }
@@ -1145,10 +1105,17 @@ class Client {
   }
 
   stats(): ClientStats {
+    const c = this.core.counters
     return {
       entries: this.replay.next,
       chainEnd: chainEnd(this.adopted),
       tailKeys: this.replay.tailSize,
+      syncs: c.syncs,
+      appends: c.appends,
+      appendConflicts: c.appendConflicts,
+      committed: c.committed,
+      aborted: c.aborted,
+      waitsOnInvariant: c.waitsOnInvariant,
       ...this.counters,
       blockReads: this.reader.blockReads,
       cacheHits: this.reader.cache.hits,
@@ -1161,13 +1128,44 @@ class Client {
   /** Fails everything waiting (the client is closing). */
   close(): Effect.Effect<void> {
     return Effect.sync(() => {
-      this.closed = true
-      const closed = new ClientClosed()
-      for (const resume of this.riders) resume(Effect.fail(closed))
-      for (const p of this.pending) p.done(Effect.fail(closed))
-      this.riders = []
-      this.pending = []
+      if (this.core !== undefined) this.dispatch({ _tag: "Close" })
+      this.run = undefined
     })
+  }
+}
+
+/** A core failure as the client's tagged error. */
+const errorOf = (f: CoreFailure): AirDbError => {
+  switch (f._tag) {
+    case "Unavailable":
+      return new StorageUnavailable({ operation: f.operation, reason: f.reason, outcomeUnknown: f.outcomeUnknown })
+    case "Corrupt":
+      return new StoreCorrupt({ reason: f.reason })
+    case "Closed":
+      return new ClientClosed()
+    case "TooLarge":
+      return new TransactionTooLarge({ bytes: f.bytes, limitBytes: f.limitBytes })
+  }
+}
+
+const errorOfReply = (reply: CoreReply): AirDbError =>
+  reply._tag === "Failed"
+    ? errorOf(reply.failure)
+    : new StoreCorrupt({ reason: `the client core answered ${reply._tag} out of turn` })
+
+/** A client error as plain data for the core. */
+const failureOf = (e: AirDbError): CoreFailure => {
+  switch (e._tag) {
+    case "StorageUnavailable":
+      return { _tag: "Unavailable", operation: e.operation, reason: e.reason, outcomeUnknown: e.outcomeUnknown }
+    case "StoreCorrupt":
+      return { _tag: "Corrupt", reason: e.reason }
+    case "ClientClosed":
+      return { _tag: "Closed" }
+    case "TransactionTooLarge":
+      return { _tag: "TooLarge", bytes: e.bytes, limitBytes: e.limitBytes }
+    default:
+      return { _tag: "Unavailable", operation: "storage", reason: e.message, outcomeUnknown: false }
   }
 }
 
@@ -1184,10 +1182,11 @@ export const openClient = (
   Effect.gen(function* () {
     const resolved = resolveOptions(options, () => randomBytes(8).toString("hex"))
     const c = new Client(store, resolved, hooks)
-    yield* c.open()
+    // Storage calls are fibers of this scope: closing the client interrupts them (after failing every waiter).
+    const calls = yield* FiberSet.make<unknown, unknown>()
+    const run = yield* FiberSet.runtime(calls)<never>()
     yield* Effect.addFinalizer(() => c.close())
-    yield* Effect.forkScoped(c.busLoop)
-    yield* Effect.forkScoped(c.writerLoop)
+    yield* c.open((effect) => run(effect as Effect.Effect<unknown, unknown, never>), yield* Effect.clock)
     if (resolved.snapshots) {
       yield* Effect.forkScoped(c.snapshotLoop)
       yield* Effect.forkScoped(c.mergeLoop)

@@ -188,6 +188,11 @@ export class SnapshotReader {
     }
   }
 
+  /** Whether every one of these snapshots' indexes is loaded. */
+  hasIndexes(snapshots: ReadonlyArray<SnapshotRef>): boolean {
+    return snapshots.every((s) => this.indexes.has(s.segment))
+  }
+
   /** Loads the indexes of snapshots not loaded yet. */
   ensureIndexes(snapshots: ReadonlyArray<SnapshotRef>): Effect.Effect<void, SnapshotReadError> {
     const missing = snapshots.filter((s) => !this.indexes.has(s.segment))

@@ -1,6 +1,7 @@
 /**
- * The simulator in CI: a fixed set of seeds per scenario must pass every check, and every deliberately broken
- * client must be caught. `pnpm sim airdb --seeds N` runs more; a failure prints the command that replays it.
+ * The shell's simulator in CI (real clients over simulated segment storage, with merges and blocks; the core's
+ * simulator, core-sim.test.ts, runs the many seeds): a few seeds per scenario must pass every check, and every
+ * deliberately broken client must be caught. `pnpm sim airdb --seeds N` runs more; a failure prints the command that replays it.
  */
 import { describe, expect, it } from "vitest"
 import { MUTANTS, replayCommand, runScenario, SCENARIOS } from "./scenarios.js"
