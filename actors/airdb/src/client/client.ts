@@ -179,6 +179,9 @@ const toStorageError =
   (e: { readonly _tag: string; readonly message: string }): AirDbError =>
     asAirDbError(operation, e, outcomeUnknown)
 
+/** How often a cold start that has not finished says which step it is in. */
+const COLD_START_REPORT_MS = 10_000
+
 /** Command entries one read of a tail sync asks for. */
 const SYNC_READ_RECORDS = 256
 
@@ -290,8 +293,21 @@ class Client {
     const self = this
     this.run = run
     this.clock = clock
+    // Which step of the cold start runs now: a start that takes long says where it is (a restart that printed
+    // nothing for 30 s under a nemesis was otherwise a mystery).
+    let phase = "creating or opening the store"
+    const watchdog = Effect.forever(
+      Effect.zipRight(
+        Effect.sleep(COLD_START_REPORT_MS),
+        Effect.suspend(() =>
+          Effect.logWarning(
+            `airdb ${self.options.store}: cold start still ${phase} after ${clock.unsafeCurrentTimeMillis() - started} ms`
+          )
+        )
+      )
+    )
+    const started = clock.unsafeCurrentTimeMillis()
     const body = Effect.gen(function* () {
-      const started = clock.unsafeCurrentTimeMillis()
       yield* self.stateLog.ensureCreated().pipe(Effect.mapError(toStorageError("create store")))
       const first = yield* self.store
         .read(self.stateLog.segments[0]!.segment, 0, { maxRecords: 1 })
@@ -311,6 +327,7 @@ class Client {
       yield* self.stateLog.refreshMeta().pipe(Effect.mapError(toStorageError("read state meta")))
       yield* self.cmdLog.ensureCreated().pipe(Effect.mapError(toStorageError("create command log")))
 
+      phase = "reading the state log and the snapshots' indexes"
       yield* traced("airdb.cold-start.index-load", {}, (span) =>
         Effect.gen(function* () {
           self.stateCursor = self.stateLog.lastSegmentCursor()
@@ -324,6 +341,7 @@ class Client {
           span?.attribute("chain.end", chainEnd(chain))
         })
       )
+      phase = "replaying the command log's tail"
       yield* traced("airdb.cold-start.tail-replay", {}, (span) =>
         Effect.gen(function* () {
           const chain = self.view.chain
@@ -351,11 +369,14 @@ class Client {
           span?.attribute("tail.keys", self.replay.tailSize)
         })
       )
+      phase = "loading every snapshot (eager)"
       if (self.options.eager) yield* self.loadEverything()
       self.counters.coldStartMs = clock.unsafeCurrentTimeMillis() - started
       self.telemetry.onColdStart(self.counters.coldStartMs)
     })
-    return traced("airdb.cold-start", { store: this.options.store, client: this.id }, () => body)
+    return traced("airdb.cold-start", { store: this.options.store, client: this.id }, () =>
+      Effect.raceFirst(body, watchdog)
+    )
   }
 
   /** SLSMR's start: every block of every live snapshot into memory (a full state download). */
