@@ -405,8 +405,10 @@ class Client {
     } finally {
       this.draining = false
     }
+    // Each call starts on the scheduler, not inside this call: a store that answers at once (memory) must
+    // not run a caller's whole workload in one go while the snapshotter waits for a turn.
     const starts = this.starts.splice(0)
-    for (const effect of starts) this.run?.(effect)
+    for (const effect of starts) this.run?.(Effect.zipRight(Effect.yieldNow(), effect))
   }
 
   /** A storage call whose answer is the core's next input. */
@@ -549,9 +551,10 @@ class Client {
 
   private readLog(sync: number, from: number, max: number, first: boolean): Effect.Effect<CoreInput> {
     const self = this
+    // Where entry `from` is, taken now: by the time the read runs the core may have moved past it.
+    const cursor = this.cursors.get(from)
     return traced("airdb.tail-sync", { entry: from, first }, (span) =>
       Effect.gen(function* () {
-        const cursor = self.cursors.get(from)
         if (cursor === undefined) {
           return yield* new StoreCorrupt({ reason: `no log position known for entry ${from}` })
         }
