@@ -80,7 +80,7 @@ export const runRole = (role: RoleSpec<any, any>, input: RunInput) =>
       yield* Effect.logDebug(`joined cluster ${cluster} through ${natsUrl}`)
       const metricsPort = input["metrics-port"]
       if (metricsPort !== "off") {
-        const metrics = yield* serveMetrics({ port: metricsPort })
+        const metrics = yield* serveMetrics({ port: metricsPort, host: input["metrics-host"] })
         // The process's endpoint, announced by the actor it runs for (one Prometheus target per process).
         yield* presence.announce({ metrics: metrics.url }, { role: role.role, id })
       }

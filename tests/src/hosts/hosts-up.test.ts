@@ -61,6 +61,12 @@ describe.skipIf(unavailable !== undefined)(
               members.filter((m) => m.state !== "joined"),
               context
             ).toEqual([])
+            for (const actor of up.plan) {
+              const member = members.find((m) => m.role === actor.role && m.id === actor.id)!
+              expect(member.endpoints?.metrics, context).toMatch(
+                new RegExp(`^http://${actor.host.address}:\\d+/metrics$`)
+              )
+            }
             for (const actor of up.plan.filter((a) => a.endpoint !== undefined && a.role !== "replica")) {
               const member = members.find((m) => m.role === actor.role && m.id === actor.id)!
               // Announced with its host's address: reachable from the other hosts.

@@ -2,8 +2,8 @@
  * A whole Reef cluster across N hosts of one machine (`@reef/devkit/hosts`), placed as on N real machines:
  * a NATS cluster with clustered JetStream (one server per host), and on every host i a POPUC replica r<i> of
  * the group kv and an AirDB client a<i> of the store airdb (its streams on three servers); on h1 the gateway
- * gw1 and Remora's coordinator x1, on every other host a worker. Every gRPC port listens on its host's address,
- * so a client anywhere on the bridge reaches it. Issue 29's `reef up --hosts`, as a test-only tool:
+ * gw1 and Remora's coordinator x1, on every other host a worker. Every gRPC port and /metrics endpoint listens
+ * on its host's address, so a client (or a Prometheus) anywhere on the bridge reaches it. Issue 29's `reef up --hosts`, as a test-only tool:
  * `pnpm hosts:up` (hosts-up-main.ts) runs it until Ctrl-C; hosts-up.test.ts checks the placement through the
  * gateway.
  */
@@ -96,6 +96,7 @@ export const hostsUp = (options: HostsUpOptions) =>
           name: `${actor.role}/${actor.id}@${actor.host.name}`,
           args: [
             ...["run", actor.role, "--id", actor.id, "--nats", actor.host.natsUrl, "--cluster", HOSTS_CLUSTER],
+            ...["--metrics-host", actor.host.address],
             ...actor.args
           ],
           prefix: actor.host.exec,

@@ -36,6 +36,12 @@ export const runCommonOptions = {
     placeholder: "PORT|off",
     default: 0,
     parse: (raw) => (raw === "off" ? ok("off" as const) : integerIn(0, 65535, "a port or off")(raw))
+  }),
+  "metrics-host": Opt.text({
+    description:
+      "address the /metrics endpoint listens on and is announced with (this machine's, for a remote Prometheus)",
+    placeholder: "HOST",
+    default: "127.0.0.1"
   })
 }
 
