@@ -664,7 +664,7 @@ export const runCoreSim = (seed: number, o: CoreSimOptions): CoreSimReport => {
       adoptions: counts.adoptions,
       crashes: counts.crashes,
       pauses: counts.pauses,
-      stalls: stalls.length,
+      stalls: stalls.filter(([from]) => from <= now).length,
       ambiguousCalls: counts.ambiguous,
       failedCalls: counts.failed,
       simulatedMs: now
