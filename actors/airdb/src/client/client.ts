@@ -701,8 +701,9 @@ class Client {
         }
         // The chain these records lead to is adopted in the step that takes them, its indexes loaded first
         // (a snapshotter that syncs the state log finds the chain adopted after it, as it planned against).
+        // Best effort: a chain a later record replaces may name segments merged away and deleted since.
         const ahead = records.reduce((view, r) => applyStateRecord(view, r, now), self.view)
-        yield* self.reader.ensureIndexes(ahead.chain.snapshots)
+        yield* Effect.ignore(self.reader.ensureIndexes(ahead.chain.snapshots))
         // Applied and the cursor moved in one step (no yield between): an interrupted sync never leaves the
         // view ahead of its cursor.
         self.applyStateRecords(records, now)

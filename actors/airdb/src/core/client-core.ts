@@ -339,7 +339,11 @@ export class ClientCore {
         if (this.state.adopt(input.chain)) this.note({ _tag: "Adopted", chain: input.chain })
         return this.checkAdoption()
       case "IndexesFailed":
-        if (this.loading === input.chain) this.loading = undefined
+        if (this.loading !== input.chain) return
+        this.loading = undefined
+        // A newer chain may have replaced it (its segments merged away): that one. The same chain waits for
+        // the next state records or progress.
+        if (this.state.adoptable() !== input.chain) this.checkAdoption()
         return
       case "Tick":
         return this.tick()
