@@ -146,7 +146,13 @@ describe("the AirDB client over the memory store", () => {
     // at once: the records a cold start reads name chains whose segments are gone; only the last one counts.
     // (Found by the long nemesis: every restart failed with "segment ...-snap-... does not exist".)
     const contents = new MemorySegments()
-    const options = { create: { ...small, layout: { ...small.layout, stateSegmentRecords: 10_000 } }, gcGraceMs: 0 }
+    const options: Partial<AirDbOptions> = {
+      create: {
+        ...small,
+        layout: { commandSegmentRecords: 16, stateSegmentRecords: 10_000, metaSegmentRecords: 4 }
+      },
+      gcGraceMs: 0
+    }
     await withClients(
       1,
       ([a]) =>
