@@ -107,12 +107,18 @@ const withFaults = (c: SimConfig, p: Prng): SimConfig => ({
 const withCrashes = (c: SimConfig, p: Prng, kind: "workers" | "coordinator" | "chaos"): SimConfig => {
   const untilMs = p.int(100, 1200)
   const txs = p.int(30, 160)
+  // The stall backstop re-fences and replays everything: a timeout shorter than the work one worker may have
+  // queued after a recovery never lets it finish (finding F2). A8: timeouts eventually exceed such delays.
+  const w = c.workload as { readonly statelessCostUs?: number; readonly statefulCostUs?: number }
+  const perTxMs = ((w.statelessCostUs ?? 0) + (w.statefulCostUs ?? 0)) / 1000
+  const backlogMs = (txs * perTxMs * Math.max(1, ...c.slowFactor)) / c.cores
+  const stallRecoveryMs = Math.max(p.pick([300, 1000]), Math.ceil(2 * backlogMs))
   return {
     ...c,
     txs,
     arrivalGapMs: (untilMs / txs) * p.pick([0.5, 1, 1.5]),
     coordinator: { ...c.coordinator, epochBlocks: p.pick([0, 1, 2, 5]), epochRetryMs: p.pick([50, 300]) },
-    maxTimeMs: 30_000,
+    maxTimeMs: 30_000 + 4 * stallRecoveryMs,
     crashes: {
       untilMs,
       workerKillGapMs: kind === "coordinator" ? 0 : p.pick([40, 120, 400]),
@@ -124,9 +130,13 @@ const withCrashes = (c: SimConfig, p: Prng, kind: "workers" | "coordinator" | "c
       outageGapMs: kind === "chaos" ? p.pick([0, 150, 500]) : 0,
       outageMs: p.int(2, 60),
       lossRate: kind === "chaos" ? p.pick([0, 0.002, 0.01]) : 0,
-      stallRecoveryMs: p.pick([300, 1000]),
+      stallRecoveryMs,
       epochMs: p.pick([0, 15, 60, 250]),
-      clientRetryMs: p.pick([80, 400])
+      clientRetryMs: p.pick([80, 400]),
+      pauseGapMs: kind === "chaos" ? p.pick([0, 100, 300]) : 0,
+      pauseMs: [5, p.pick([50, 300, 900])],
+      coordinatorPauseShare: p.pick([0, 0.3]),
+      pauseLoss: p.chance(0.5)
     }
   }
 }
@@ -204,7 +214,8 @@ export const SCENARIOS: ReadonlyMap<string, (seed: number) => SimConfig> = new M
       return withCrashes(withFaults(base("coordinator-crash", seed, p), p), p, "coordinator")
     }
   ],
-  // Both, plus NATS server restarts and message loss, over every policy, separation mode and timing.
+  // Both, plus pauses (SIGSTOP), NATS server restarts and message loss, over every policy, separation mode and
+  // timing.
   [
     "crash-chaos",
     (seed: number) => {
@@ -331,7 +342,7 @@ export const describeFailure = (r: RunReport): string => {
     ...(c.crashes === undefined
       ? []
       : [
-          `  crashes until ${c.crashes.untilMs} ms: ${r.stats.kills} kills, ${r.stats.recoveries} recoveries (${r.stats.replayed} txs replayed), ${r.stats.epochs} epochs persisted; epochs every ${params.epochBlocks} blocks / ${c.crashes.epochMs} ms, loss ${c.crashes.lossRate}, outages every ${c.crashes.outageGapMs} ms`
+          `  crashes until ${c.crashes.untilMs} ms: ${r.stats.kills} kills, ${r.stats.recoveries} recoveries (${r.stats.replayed} txs replayed), ${r.stats.epochs} epochs persisted; epochs every ${params.epochBlocks} blocks / ${c.crashes.epochMs} ms, loss ${c.crashes.lossRate}, outages every ${c.crashes.outageGapMs} ms, pauses every ${c.crashes.pauseGapMs} ms`
         ]),
     `  replay: ${replayCommand(r)}`
   ].join("\n")

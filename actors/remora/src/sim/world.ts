@@ -54,6 +54,17 @@ export interface CrashFaults {
   readonly epochMs: number
   /** A client asks again (same id) after this long without a receipt. */
   readonly clientRetryMs: number
+  /**
+   * Mean gap between pauses (SIGSTOP ... SIGCONT) of a random process (0: none): a paused process handles
+   * nothing until it resumes, then everything that reached it, in order; a pause longer than
+   * `presenceTimeoutMs` makes a worker LEFT until it is seen again (the same incarnation).
+   */
+  readonly pauseGapMs: number
+  readonly pauseMs: readonly [number, number]
+  /** Share of pauses that stop the coordinator rather than a worker. */
+  readonly coordinatorPauseShare: number
+  /** Messages that reach a paused process are lost (NATS cuts off a slow consumer) rather than queued. */
+  readonly pauseLoss: boolean
 }
 
 export interface SimConfig {
@@ -127,6 +138,7 @@ type Event =
   | { readonly k: "restart-coordinator" }
   | { readonly k: "coordinator-membership"; readonly coordinator: number }
   | { readonly k: "outage" }
+  | { readonly k: "pause" }
 
 /** A copy of an object version seen somewhere: produced by an execution, or carried by a transfer. */
 export interface VersionCopy {
@@ -140,6 +152,7 @@ export interface CrashStats {
   workerKills: number
   coordinatorKills: number
   midStepKills: number
+  pauses: number
   outages: number
   lost: number
   recoveries: number
@@ -260,6 +273,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       workerKills: 0,
       coordinatorKills: 0,
       midStepKills: 0,
+      pauses: 0,
       outages: 0,
       lost: 0,
       recoveries: 0,
@@ -296,6 +310,14 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       .filter(([, m]) => m.up)
       .map(([id, m]) => ({ id, incarnation: m.incarnation }))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+
+  /** Paused processes (a worker id, or "coordinator"), until when. */
+  const pausedUntil = new Map<string, number>()
+  const pausedAt = (target: string): number | undefined => {
+    const until = pausedUntil.get(target)
+    return until !== undefined && until > q.now ? until : undefined
+  }
+  const COORDINATOR = "coordinator"
 
   // ---- the network ---------------------------------------------------------------------------------------
   const outages: Array<readonly [number, number]> = []
@@ -609,7 +631,8 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
   // ---- clients ---------------------------------------------------------------------------------------------
   const submit = (tx: Tx) => {
     const c = coordinator
-    if (c === undefined || !c.alive) return
+    // A paused coordinator does not answer: the client's call times out and it asks again later.
+    if (c === undefined || !c.alive || pausedAt(COORDINATOR) !== undefined) return
     const r = c.submit(tx, true)
     if (r.kind === "receipt") clientGot(r.receipt)
     else if (r.kind === "accepted") record.arrivedAtMs.set(tx.id, record.arrivedAtMs.get(tx.id) ?? q.now)
@@ -633,7 +656,29 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
 
   const membershipChanged = () => {
     const c = coordinator
-    if (c?.alive) c.setWorkers(activeRefs())
+    const paused = pausedAt(COORDINATOR)
+    // Membership events wait in a paused coordinator's queue; it reads the newest set when it resumes.
+    if (paused !== undefined && c !== undefined)
+      q.at(paused, { k: "coordinator-membership", coordinator: c.incarnation })
+    else if (c?.alive) c.setWorkers(activeRefs())
+  }
+
+  /** The process an event is handled by, when a pause can hold it back. */
+  const targetOf = (e: Event): string | undefined => {
+    switch (e.k) {
+      case "worker":
+      case "unit":
+        return e.worker
+      case "coordinator":
+      case "decide":
+      case "block":
+      case "shell-timer":
+      case "end-epoch":
+      case "coordinator-membership":
+        return COORDINATOR
+      default:
+        return undefined
+    }
   }
 
   const handle = (e: Event) => {
@@ -707,7 +752,9 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
         break
       }
       case "tick":
-        for (const [id, p] of processes) if (p !== undefined) stepWorkerProcess(id, p, { _tag: "Tick", nowMs: q.now })
+        for (const [id, p] of processes) {
+          if (p !== undefined && pausedAt(id) === undefined) stepWorkerProcess(id, p, { _tag: "Tick", nowMs: q.now })
+        }
         if (!done) q.after(20, { k: "tick" })
         break
       case "shell-timer":
@@ -726,6 +773,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
         const id = faults!.pick(live)
         const incarnation = processes.get(id)!.incarnation
         processes.set(id, undefined)
+        pausedUntil.delete(id)
         record.workers.delete(id)
         record.crashStats.workerKills++
         q.after(restartDelay(), { k: "restart-worker", worker: id })
@@ -767,6 +815,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       case "restart-coordinator": {
         const old = coordinator
         if (old !== undefined) old.alive = false
+        pausedUntil.delete(COORDINATOR)
         startCoordinator()
         q.after(crashes!.presenceDelayMs, { k: "coordinator-membership", coordinator: coordinatorIncarnation })
         break
@@ -774,6 +823,28 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       case "coordinator-membership":
         if (coordinator?.incarnation === e.coordinator) membershipChanged()
         break
+      case "pause": {
+        if (q.now >= crashes!.untilMs) break
+        q.after(gap(crashes!.pauseGapMs), { k: "pause" })
+        const [lo, hi] = crashes!.pauseMs
+        const until = q.now + lo + faults!.float() * (hi - lo)
+        if (faults!.chance(crashes!.coordinatorPauseShare)) {
+          if (coordinator?.alive !== true || pausedAt(COORDINATOR) !== undefined) break
+          pausedUntil.set(COORDINATOR, until)
+        } else {
+          const live = [...processes].filter(([id, p]) => p !== undefined && pausedAt(id) === undefined)
+          if (live.length === 0) break
+          const [id, p] = faults!.pick(live)
+          pausedUntil.set(id, until)
+          // No heartbeats while stopped: LEFT after the timeout, seen again once it runs.
+          if (until - q.now > crashes!.presenceTimeoutMs) {
+            q.after(crashes!.presenceTimeoutMs, { k: "presence", worker: id, incarnation: p!.incarnation, up: false })
+            q.at(until + crashes!.presenceDelayMs, { k: "presence", worker: id, incarnation: p!.incarnation, up: true })
+          }
+        }
+        record.crashStats.pauses++
+        break
+      }
       case "outage": {
         if (q.now >= crashes!.untilMs) break
         q.after(gap(crashes!.outageGapMs), { k: "outage" })
@@ -800,10 +871,18 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       if (crashes.workerKillGapMs > 0) q.at(gap(crashes.workerKillGapMs), { k: "kill-worker" })
       if (crashes.coordinatorKillGapMs > 0) q.at(gap(crashes.coordinatorKillGapMs), { k: "kill-coordinator" })
       if (crashes.outageGapMs > 0) q.at(gap(crashes.outageGapMs), { k: "outage" })
+      if (crashes.pauseGapMs > 0) q.at(gap(crashes.pauseGapMs), { k: "pause" })
     }
     let drained = 0
     for (let e = q.pop(); e !== undefined; e = q.pop()) {
       if (!done && q.now > config.maxTimeMs) break
+      const target = targetOf(e)
+      const paused = target === undefined ? undefined : pausedAt(target)
+      if (paused !== undefined) {
+        if (crashes?.pauseLoss === true && (e.k === "worker" || e.k === "coordinator")) record.crashStats.lost++
+        else q.at(paused, e)
+        continue
+      }
       handle(e)
       if (!done && isDone()) {
         done = true
