@@ -10,7 +10,7 @@ export const CI_SEEDS_PER_SCENARIO = 400
  * Seeds per crash scenario in CI (a run with kills, restarts and replays costs several times one without);
  * `pnpm sim remora --seeds 5000 --scenario worker-crash,coordinator-crash,crash-chaos` runs thousands.
  */
-export const CI_CRASH_SEEDS_PER_SCENARIO = 300
+export const CI_CRASH_SEEDS_PER_SCENARIO = 200
 
 /** Runs a scenario's CI seeds in chunks (one test each, so a slow chunk shows) and returns the failure report. */
 export const runSuiteChunk = (
