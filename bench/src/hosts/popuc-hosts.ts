@@ -14,6 +14,7 @@
  *   latency     one write in flight: etcd's PUT p50 over Reef's Set p50 (above 1: Reef answers sooner)
  *
  * The proxy's held time is recorded per run: on a loaded 2-core machine the delay got exceeds the one asked.
+ * So are Reef's round period (ΔI is calibrated over the links at bootstrap, tail included) and its self-quits.
  */
 import {
   type ClusterHost,
@@ -45,6 +46,7 @@ import {
   runEtcdLoad,
   startEtcdCluster
 } from "../peers/index.js"
+import { engineSums } from "../popuc/plan.js"
 import { startGroup } from "../popuc-group.js"
 import { round } from "../report.js"
 
@@ -75,6 +77,8 @@ interface Figures {
   readonly loneP99Ms: number
   /** How long the link proxy really held the bytes (asked: the delay ± jitter). */
   readonly heldMs: { readonly p50: number; readonly p99: number }
+  /** Reef: the round period its replicas calibrated over these links (from ΔI), and self-quits in the runs. */
+  readonly engine?: { readonly roundPeriodMs: number; readonly selfQuits: number }
 }
 
 const figuresOf = (load: KvLoadResult | LoadResult, lone: KvLoadResult | LoadResult, held: ProxyStats): Figures => ({
@@ -112,9 +116,12 @@ const reefRun = (plan: AcrossHostsPlan, h: Hosts, delayMs: number, roundIndex: n
       runKvLoad({ addresses: group.addresses, mode: "colocated", op: "set", concurrency, durationMs })
     yield* load(plan.concurrency, plan.warmUpMs)
     yield* h.resetProxyStats
+    const before = yield* engineSums(group)
     const sets = yield* load(plan.concurrency, plan.loadMs)
     const lone = yield* load(1, plan.loneMs)
-    return figuresOf(sets, lone, yield* h.proxyStats)
+    const after = yield* engineSums(group)
+    const engine = { roundPeriodMs: round(after.roundPeriodMs, 2), selfQuits: after.selfQuits - before.selfQuits }
+    return { ...figuresOf(sets, lone, yield* h.proxyStats), engine }
   }).pipe(Effect.scoped)
 
 /** etcd at one delay: a fresh cluster of one member per host, peers dialling each other through the proxy. */
@@ -244,7 +251,13 @@ export const runAcrossHosts = async (quick: boolean, flags: ReadonlyArray<string
           p50Ms: of((x) => x.p50Ms),
           loneP50Ms: of((x) => x.loneP50Ms),
           heldP50Ms: of((x) => x.heldMs.p50),
-          heldP99Ms: of((x) => x.heldMs.p99)
+          heldP99Ms: of((x) => x.heldMs.p99),
+          ...(rounds[0]!.values[k]!.engine === undefined
+            ? {}
+            : {
+                roundPeriodMs: of((x) => x.engine!.roundPeriodMs),
+                selfQuits: rounds.reduce((sum, r) => sum + r.values[k]!.engine!.selfQuits, 0)
+              })
         }
       ]
     })
