@@ -56,6 +56,14 @@ const cases: ReadonlyArray<readonly [string, string, string, ReadonlyArray<Prope
     ["no crash", "Theorem 1", "Lemma 4", "liveness"],
     // A rare interleaving (a recovery while a transfer is in flight, the same fetch open again): seed 201 has it.
     196
+  ],
+  [
+    "reads the state while a worker is still at an older generation",
+    "read-state-when-idle",
+    "crash-chaos",
+    ["Theorem 1"],
+    // A Fence lost in an outage just before a last recovery that replays nothing: seed 833 has it.
+    830
   ]
 ]
 

@@ -143,6 +143,12 @@ const noOwnershipReclaim: SimHooks = {
 /** The coordinator shell keeps its seen-id set in memory only: after a restart a resubmitted id is new. */
 const volatileSeenIds: SimHooks = { volatileSeenIds: true }
 
+/**
+ * Reads the final state as soon as the coordinator is idle (the shell's `complete` before finding S3): a worker
+ * whose Fence was lost or is still queued holds objects a recovery took back.
+ */
+const readStateWhenIdle: SimHooks = { readStateWhenIdle: true }
+
 /** Takes a lease transfer whatever generation it was sent in (the bug the crash simulator found first). */
 const acceptOldGeneration: SimHooks = {
   stepWorker: (s, input) => stepWorker(s, input._tag === "ObjectArrived" ? { ...input, generation: undefined } : input)
@@ -158,5 +164,6 @@ export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
   ["persist-index-at-dispatch", persistIndexAtDispatch],
   ["no-ownership-reclaim", noOwnershipReclaim],
   ["volatile-seen-ids", volatileSeenIds],
-  ["accept-old-generation", acceptOldGeneration]
+  ["accept-old-generation", acceptOldGeneration],
+  ["read-state-when-idle", readStateWhenIdle]
 ])

@@ -109,6 +109,8 @@ export interface SimHooks {
   readonly stepWorker?: StepWorker
   /** The coordinator shell's seen-id set lives in memory only (not rebuilt from its disk on restart). */
   readonly volatileSeenIds?: boolean
+  /** The state is read as soon as the coordinator is idle, whatever generation the workers are at. */
+  readonly readStateWhenIdle?: boolean
 }
 
 type Tx = TxMeta<Transaction>
@@ -642,7 +644,14 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
     if (arrived < config.txs || coordinator === undefined || !coordinator.alive || !coordinator.idle) return false
     if (crashes === undefined) return true
     if (q.now < crashes.untilMs || coordinator.unavailable) return false
-    for (const p of processes.values()) if (p === undefined) return false
+    // The state is read from the workers in membership and the coordinator: only once each of them is at the
+    // coordinator's fence generation (one still at an older one holds objects a recovery took back: finding S3).
+    const generation = coordinator.core.generation
+    for (const [id, p] of processes) {
+      if (p === undefined || (p.state.generation !== generation && hooks.readStateWhenIdle !== true)) return false
+      const m = members.get(id)
+      if (m === undefined || !m.up || m.incarnation !== p.incarnation) return false
+    }
     for (const id of made.keys()) if (!record.clientReceipts.has(id)) return false
     return true
   }
