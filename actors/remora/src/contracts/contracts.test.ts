@@ -7,8 +7,18 @@ import { genesisValue } from "./genesis.js"
 import { INITIAL_TOKEN_BALANCE, tokenBalance } from "./token.js"
 import { customerBalance, districtKey, districtOrders, orderLogKey, stockKey } from "./tpcc.js"
 
+/**
+ * Runs `tx` on `state` as a worker does: its inputs are Buffers (bytes decoded from the wire, whose slice() is a
+ * view), and no contract may change one in place (the worker still holds that version for its epoch report).
+ */
 const run = (tx: ReturnType<typeof signed>, state: Map<string, Uint8Array>) => {
-  const outcome = executeContract(tx, (k) => state.get(k) ?? genesisValue(k))
+  const given: Array<{ readonly key: string; readonly value: Buffer; readonly before: Buffer }> = []
+  const outcome = executeContract(tx, (key) => {
+    const value = Buffer.from(state.get(key) ?? genesisValue(key))
+    given.push({ key, value, before: Buffer.from(value) })
+    return value
+  })
+  for (const g of given) expect(g.value.equals(g.before), `${g.key} was changed in place`).toBe(true)
   if (outcome.status === "executed") for (const [k, v] of outcome.writes) state.set(k, v)
   return outcome
 }

@@ -1,7 +1,7 @@
 /**
  * The stateful part of a transaction: decode its body and run its contract on the values `read` gives. Pure:
  * the same transaction and the same inputs always give the same outcome (assumption A2), which is what lets
- * the reference executor, the simulator and the workers agree.
+ * the reference executor, the simulator and the workers agree. Inputs are never changed.
  */
 import { type Transaction, TransactionBody } from "@reef/proto"
 import { aborted, type ContractOutcome, type ObjectReader } from "./contract.js"
@@ -23,8 +23,12 @@ export const executeContract = (tx: Transaction, read: ObjectReader): ContractOu
   } catch (e) {
     return aborted(`arguments do not decode: ${(e as Error).message}`)
   }
+  // Each read is the contract's own copy: a contract that edits a value in place must never change the input
+  // version it was given, which the worker still holds for its epoch report and lease transfers. (A Buffer's
+  // slice() is a view, not a copy: values from the wire are Buffers.)
+  const own: ObjectReader = (key) => new Uint8Array(read(key))
   try {
-    return contract.execute(args, { readSet: body.readSet, writeSet: body.writeSet }, read)
+    return contract.execute(args, { readSet: body.readSet, writeSet: body.writeSet }, own)
   } catch (e) {
     // Deterministic too: the same inputs throw the same way everywhere (an undeclared key, a contract bug).
     return aborted(`contract failed: ${(e as Error).message}`)

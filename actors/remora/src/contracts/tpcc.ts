@@ -82,7 +82,6 @@ const newOrderAccess = (args: TpccNewOrder) => {
   }
 }
 
-const copy = (value: Uint8Array) => value.slice()
 const set = setNumber
 
 export const tpccNewOrder: Contract<TpccNewOrder> = {
@@ -106,7 +105,7 @@ export const tpccNewOrder: Contract<TpccNewOrder> = {
     const w = args.warehouseId
     const d = args.districtId
     const warehouse = read(warehouseKey(w))
-    const district = copy(read(districtKey(w, d)))
+    const district = read(districtKey(w, d))
     const customer = read(customerKey(w, d, args.customerId))
     const orderId = getNumber(district, D.nextOrderId)
     set(district, D.nextOrderId, orderId + 1)
@@ -115,7 +114,7 @@ export const tpccNewOrder: Contract<TpccNewOrder> = {
     for (const line of args.lines) {
       const price = getNumber(read(itemKey(line.itemId)), I.price)
       const key = stockKey(line.supplyWarehouseId, line.itemId)
-      const stock = copy(writes.get(key) ?? read(key))
+      const stock = writes.get(key) ?? read(key)
       const quantity = getNumber(stock, S.quantity)
       set(stock, S.quantity, quantity >= line.quantity + 10 ? quantity - line.quantity : quantity - line.quantity + 91)
       set(stock, S.ytd, getNumber(stock, S.ytd) + line.quantity)
@@ -127,7 +126,7 @@ export const tpccNewOrder: Contract<TpccNewOrder> = {
     const discount = getNumber(customer, C.discount)
     const tax = getNumber(warehouse, W.tax) + getNumber(district, D.tax)
     const total = Math.round((((amount * (10_000 - discount)) / 10_000) * (10_000 + tax)) / 10_000)
-    const log = copy(read(orderLogKey(w, d)))
+    const log = read(orderLogKey(w, d))
     set(log, O.orders, getNumber(log, O.orders) + 1)
     set(log, O.lastOrderId, orderId)
     set(log, O.lastCustomer, args.customerId)
@@ -159,9 +158,9 @@ export const tpccPayment: Contract<TpccPayment> = {
   accesses: (args) => ({ reads: paymentKeys(args), writes: paymentKeys(args) }),
   execute: (args, _declared, read) => {
     const [wKey, dKey, cKey] = paymentKeys(args) as [string, string, string]
-    const warehouse = copy(read(wKey))
-    const district = copy(read(dKey))
-    const customer = copy(read(cKey))
+    const warehouse = read(wKey)
+    const district = read(dKey)
+    const customer = read(cKey)
     set(warehouse, W.ytd, getNumber(warehouse, W.ytd) + args.amount)
     set(district, D.ytd, getNumber(district, D.ytd) + args.amount)
     set(customer, C.balance, getNumber(customer, C.balance) - args.amount)

@@ -45,7 +45,7 @@ export const ycsbRmw: Contract<YcsbRmw> = {
     const writes = new Map<string, Uint8Array>()
     const offset = FIELDS_OFFSET + args.field * YCSB_FIELD_BYTES
     for (const key of declared.writeSet) {
-      const value = read(key).slice()
+      const value = read(key) // the contract's own copy
       const counter = counterOf(value) + 1
       new DataView(value.buffer, value.byteOffset, 8).setFloat64(0, counter, true)
       for (let j = 0; j < YCSB_FIELD_BYTES; j++) {
