@@ -16,7 +16,7 @@
  * answers every receipt identically. `pnpm test:nemesis remora --minutes N` (remora-nemesis-main.ts) runs it
  * longer and prints the figures; the CI test runs it briefly.
  */
-import { mkdtemp } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -28,7 +28,7 @@ import {
   type Submitted
 } from "@reef/coordinator"
 import { freePort, type NatsServer } from "@reef/kernel"
-import { type Receipt, RejectReason, type Transaction } from "@reef/proto"
+import { type Receipt, RejectReason, type Transaction, TxStatus } from "@reef/proto"
 import {
   admit,
   bodySource,
@@ -40,6 +40,7 @@ import {
   transactionStream,
   type WorkloadSpec
 } from "@reef/remora"
+import { auditHash } from "@reef/worker"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { type ActorProcess, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
@@ -141,7 +142,15 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   const nats: NatsServer = await startNats(harness)
   const port = await Effect.runPromise(freePort)
   const dataDir = await mkdtemp(join(tmpdir(), "reef-remora-nemesis-"))
+  const auditDir = join(dataDir, "audit")
+  await mkdir(auditDir, { recursive: true })
   const coordinatorLines: Array<string> = []
+  // Every process started, for its log when a check fails.
+  const started: Array<{ readonly name: string; readonly process: ActorProcess }> = []
+  const keep = (name: string) => (p: ActorProcess) => {
+    started.push({ name: `${name}-${started.length}`, process: p })
+    return p
+  }
   const startCoordinator = () =>
     startActorProcess(harness, {
       role: "coordinator",
@@ -150,17 +159,19 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       cluster,
       extraArgs: ["--execution-port", String(port), "--data-dir", dataDir, "--window-ms", "100", "--epoch-ms", "500"],
       startTimeoutMs: START_TIMEOUT_MS
-    }).then((p) => {
-      // Lines of every incarnation, in order.
-      const from = p.lines.length
-      coordinatorLines.push(...p.lines.slice(0, from))
-      const push = p.lines.push.bind(p.lines)
-      p.lines.push = (...items: Array<string>) => {
-        coordinatorLines.push(...items)
-        return push(...items)
-      }
-      return p
     })
+      .then(keep("x1"))
+      .then((p) => {
+        // Lines of every incarnation, in order.
+        const from = p.lines.length
+        coordinatorLines.push(...p.lines.slice(0, from))
+        const push = p.lines.push.bind(p.lines)
+        p.lines.push = (...items: Array<string>) => {
+          coordinatorLines.push(...items)
+          return push(...items)
+        }
+        return p
+      })
   const startWorker = (id: string) =>
     startActorProcess(harness, {
       role: "worker",
@@ -168,8 +179,9 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       natsUrl: nats.url,
       cluster,
       extraArgs: ["--coordinator", "x1", "--cores", "4"],
+      env: { REEF_REMORA_AUDIT_DIR: auditDir },
       startTimeoutMs: START_TIMEOUT_MS
-    })
+    }).then(keep(id))
   const workerIds = ["w1", "w2", "w3"]
   const [first, ...initialWorkers] = await Promise.all([startCoordinator(), ...workerIds.map(startWorker)])
   let coordinator: ActorProcess = first!
@@ -335,7 +347,22 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   if (state.committed !== all.length) {
     problems.push(`${state.committed} committed for ${all.length} distinct ids (an id committed twice?)`)
   }
-  const reference = referenceState(receiptOrder(all), byId)
+  // Every receipt's status is the reference's (a wrong signature verdict or abort shows here, by seq).
+  const statusOf = {
+    executed: TxStatus.TX_STATUS_EXECUTED,
+    "invalid-signature": TxStatus.TX_STATUS_INVALID_SIGNATURE,
+    aborted: TxStatus.TX_STATUS_ABORTED
+  } as const
+  const wrongStatus: Array<string> = []
+  const reference = referenceState(receiptOrder(all), byId, { recordHistory: true }, (id, step) => {
+    const r = receipts.get(id)!
+    if (r.status !== statusOf[step.status] && wrongStatus.length < 10) {
+      wrongStatus.push(
+        `seq ${r.seq} (${id}, height ${r.height}, on ${r.worker}): ${TxStatus[r.status]}, reference ${step.status}`
+      )
+    }
+  })
+  problems.push(...wrongStatus)
   const referenceHex = reference.digest().hex()
   if (state.stateHash !== referenceHex) {
     const want = reference.digest().toProto()
@@ -344,6 +371,7 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
         `(objects ${state.digest?.objects} vs ${want.objects}, version sum ${state.digest?.versionSum} vs ${want.versionSum})`
     )
     problems.push(...(await objectDifferences(client, reference)))
+    problems.push(...(await wrongProductions(auditDir, reference)))
   }
   // Every receipt given is answered identically (all of them in a short run, a sample in a long one).
   const sample = all.length <= 5_000 ? all : all.filter((_, i) => i % Math.ceil(all.length / 5_000) === 0)
@@ -354,6 +382,10 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       break
     }
   }
+  const logs = join(dataDir, "logs")
+  await mkdir(logs, { recursive: true })
+  for (const { name, process } of started) await writeFile(join(logs, `${name}.log`), process.lines.join("\n"))
+  say(`every process's log and the workers' audit logs: ${dataDir}`)
   const servingMs = coordinatorLines.flatMap((l) => {
     const m = /serving again (\d+) ms after start/.exec(l)
     return m === null ? [] : [Number(m[1])]
@@ -392,6 +424,41 @@ const objectDifferences = async (client: RemoraClient, reference: ReferenceExecu
   return found
 }
 
+/**
+ * The versions workers produced with a value other than the reference's (from their audit logs), earliest seq
+ * first: where a diverged run went wrong, by which incarnation and in which fence generation.
+ */
+const wrongProductions = async (dir: string, reference: ReferenceExecutor): Promise<Array<string>> => {
+  const wrong: Array<{ seq: number; line: string }> = []
+  let checked = 0
+  for (const file of await readdir(dir)) {
+    for (const line of (await readFile(join(dir, file), "utf8")).split("\n")) {
+      const f = line.split(" ")
+      // P|C seq key version hash generation incarnation; A from key version hash sent-in generation incarnation
+      const arrival = f[0] === "A"
+      if (f.length < 7) continue
+      const [key, version, hash] = [f[2]!, f[3]!, f[4]!]
+      const want = reference.valueAt(key, Number(version))
+      checked++
+      if (want === undefined || auditHash(want) !== hash) {
+        const seq = arrival ? Number.POSITIVE_INFINITY : Number(f[1])
+        wrong.push({
+          seq,
+          line: `${file}: ${line} (reference ${want === undefined ? "none" : auditHash(want)})`
+        })
+      }
+    }
+  }
+  wrong.sort((a, b) => a.seq - b.seq)
+  const arrivals = wrong.filter((w) => w.seq === Number.POSITIVE_INFINITY)
+  return [
+    `audit (P produced, C consumed: seq key version hash generation incarnation; A arrived: from key version ` +
+      `hash sent-generation generation incarnation): ${checked} entries checked, ${wrong.length} differ`,
+    ...wrong.slice(0, 12).map((w) => w.line),
+    ...arrivals.slice(0, 8).map((w) => w.line)
+  ]
+}
+
 export const summarizeRemora = (r: RemoraNemesisReport): string => {
   const max = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : Math.max(...xs))
   const byFault = FAULTS.map((f) => {
@@ -403,6 +470,6 @@ export const summarizeRemora = (r: RemoraNemesisReport): string => {
     `faults: ${byFault.join(", ")}`,
     `recoveries logged: ${r.recoveries}; coordinator restarts: ${r.coordinatorRestarts} (to serving: ${r.coordinatorRestartToServingMs.join(", ")} ms)`,
     `max time to resume: ${max(r.resumeMs.map((x) => x.ms)).toFixed(0)} ms; longest stall without a receipt: ${r.longestStallMs.toFixed(0)} ms`,
-    r.problems.length === 0 ? "checks: all passed" : `PROBLEMS:\n${r.problems.slice(0, 20).join("\n")}`
+    r.problems.length === 0 ? "checks: all passed" : `PROBLEMS:\n${r.problems.slice(0, 40).join("\n")}`
   ].join("\n")
 }

@@ -11,6 +11,7 @@ import {
   ed25519Signer,
   Prng,
   ReferenceExecutor,
+  type ReferenceStep,
   SignatureVerifier,
   signingKeyFromSeed,
   type TxMeta,
@@ -56,16 +57,19 @@ export const referenceHash = (order: ReadonlyArray<string>, byId: ReadonlyMap<st
 /** The reference executor after running `order`: its objects say where a diverged run first differs. */
 export const referenceState = (
   order: ReadonlyArray<string>,
-  byId: ReadonlyMap<string, Transaction>
+  byId: ReadonlyMap<string, Transaction>,
+  options: { readonly recordHistory?: boolean } = {},
+  onStep?: (id: string, step: ReferenceStep) => void
 ): ReferenceExecutor => {
-  const reference = new ReferenceExecutor()
+  const reference = new ReferenceExecutor(options)
   const verifier = new SignatureVerifier()
   for (const id of order) {
     const tx = byId.get(id)
     if (tx === undefined) throw new Error(`committed transaction ${id} was never submitted`)
     const a = admit(tx)
     if (!a.ok) throw new Error(`committed transaction ${id} is not admissible: ${a.rejection.message}`)
-    reference.apply(a.meta as TxMeta<Transaction>, verifier.verify(tx.publicKey, tx.body, tx.signature))
+    const step = reference.apply(a.meta as TxMeta<Transaction>, verifier.verify(tx.publicKey, tx.body, tx.signature))
+    onStep?.(id, step)
   }
   return reference
 }

@@ -6,4 +6,4 @@
 export { type RunWorkerOptions, runWorker, type WorkerHandle } from "./run-worker.js"
 export { VirtualCoreTimers } from "./virtual-cores.js"
 export { workerActor } from "./worker-actor.js"
-export { defaultWorkerOptions, WorkerDriver, type WorkerIo, type WorkerOptions } from "./worker-driver.js"
+export { auditHash, defaultWorkerOptions, WorkerDriver, type WorkerIo, type WorkerOptions } from "./worker-driver.js"

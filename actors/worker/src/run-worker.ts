@@ -3,6 +3,7 @@
  */
 
 import { randomUUID } from "node:crypto"
+import { join } from "node:path"
 import { type Codec, incarnationAfter, KernelConfig, Messenger, PresenceDetails, spawn } from "@reef/kernel"
 import { MessagingTracing } from "@reef/observability/tracing"
 import { COORDINATOR_ROLE, SpanRecorder, WORKER_ROLE } from "@reef/remora/shell"
@@ -34,7 +35,13 @@ export const runWorker = (options: RunWorkerOptions) =>
     const tracer = yield* Effect.tracer
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const { coordinator = "c1", id, ...rest } = options
-    const resolved: WorkerOptions = { ...defaultWorkerOptions(id, randomUUID()), ...rest }
+    // REEF_REMORA_AUDIT_DIR: the audit log of every version produced (a debugging aid, see WorkerOptions).
+    const auditDir = process.env.REEF_REMORA_AUDIT_DIR
+    const resolved: WorkerOptions = {
+      ...defaultWorkerOptions(id, randomUUID()),
+      ...(auditDir === undefined || auditDir === "" ? {} : { auditFile: join(auditDir, `${id}.audit`) }),
+      ...rest
+    }
     const spans = new SpanRecorder(tracer, tracing)
     const warn = (message: string) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ worker: id })))
     const coordinatorAddress = { cluster: config.cluster, role: COORDINATOR_ROLE, id: coordinator }

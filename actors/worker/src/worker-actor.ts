@@ -94,7 +94,9 @@ export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (mess
               key: m.key,
               version: m.version,
               value: m.missing ? undefined : m.value,
-              from: sourceOf(m.from)
+              from: sourceOf(m.from),
+              // A peer's transfer counts only in the generation it was sent in.
+              ...(m.from === COORDINATOR_SOURCE ? {} : { generation: m.generation })
             })
           }
         })

@@ -13,6 +13,8 @@
  * Inputs are queued and stepped one at a time, never re-entrantly: an output that produces an input (a unit
  * without cost ends at once) goes to the back of the queue.
  */
+import { createHash } from "node:crypto"
+import { createWriteStream, type WriteStream } from "node:fs"
 import type { Codec } from "@reef/kernel"
 import {
   type Completion,
@@ -55,7 +57,15 @@ export interface WorkerOptions {
   /** Retries and token expiry are checked this often (ms). */
   readonly tickIntervalMs: number
   readonly incarnation: string
+  /**
+   * A debugging aid: append every version this worker produces (seq, key, version, a hash of the value, fence
+   * generation) to this file, so a run whose state differs from the reference shows which execution went wrong.
+   */
+  readonly auditFile?: string
 }
+
+/** The audit log's value hash: the first 16 hex digits of its SHA-256. */
+export const auditHash = (value: Uint8Array): string => createHash("sha256").update(value).digest("hex").slice(0, 16)
 
 export const defaultWorkerOptions = (id: string, incarnation: string): WorkerOptions => ({
   id,
@@ -142,8 +152,9 @@ export class WorkerDriver {
           : { status: "aborted", detail: outcome.detail }
       },
       symmetricPolicy: options.symmetricPolicy,
-      observe: false
+      observe: options.auditFile !== undefined
     })
+    if (options.auditFile !== undefined) this.audit = createWriteStream(options.auditFile, { flags: "a" })
     this.timers = new VirtualCoreTimers((unit, valid) => this.feed({ _tag: "UnitDone", unit, valid }))
     const toWorker =
       <A>(codec: Codec<A>) =>
@@ -163,7 +174,10 @@ export class WorkerDriver {
     this.reporter.unref()
   }
 
+  private audit: WriteStream | undefined
+
   close(): void {
+    this.audit?.end()
     clearInterval(this.ticker)
     clearInterval(this.reporter)
     this.timers.close()
@@ -177,6 +191,13 @@ export class WorkerDriver {
     try {
       for (let next = this.inputs.shift(); next !== undefined; next = this.inputs.shift()) {
         this.observeInput(next)
+        if (this.audit !== undefined && next._tag === "ObjectArrived" && next.value !== undefined) {
+          // Where each input came from: a peer (in which generation) or the coordinator.
+          this.audit.write(
+            `A ${next.from} ${next.key} ${next.version} ${auditHash(next.value)} ${next.generation ?? "-"} ` +
+              `${this.core.generation} ${this.options.incarnation}\n`
+          )
+        }
         if (next._tag === "ObjectArrived" && next.value !== undefined && next.from !== COORDINATOR_SOURCE)
           this.leasesIn++
         for (const output of stepWorker(this.core, next)) this.perform(output)
@@ -248,7 +269,8 @@ export class WorkerDriver {
               : Buffer.from(o.value.buffer, o.value.byteOffset, o.value.byteLength),
           from: this.options.id,
           missing: o.value === undefined,
-          traceparent: o.trace
+          traceparent: o.trace,
+          generation: o.generation
         })
         break
       case "RequestToken":
@@ -290,6 +312,10 @@ export class WorkerDriver {
         break
       case "Consumed":
       case "Produced":
+        this.audit?.write(
+          `${o._tag === "Produced" ? "P" : "C"} ${o.seq} ${o.key} ${o.version} ${auditHash(o.value)} ` +
+            `${this.core.generation} ${this.options.incarnation}\n`
+        )
         break
     }
   }

@@ -156,7 +156,13 @@ export type WorkerOutput<P> =
   /** Everything before `generation` was dropped: completions not reported yet of the old one must not count. */
   | { readonly _tag: "Fenced"; readonly generation: number }
   /** `observe` only: a transaction consumed (key, version) / a version came into existence here. */
-  | { readonly _tag: "Consumed"; readonly seq: number; readonly key: Key; readonly version: number }
+  | {
+      readonly _tag: "Consumed"
+      readonly seq: number
+      readonly key: Key
+      readonly version: number
+      readonly value: Uint8Array
+    }
   | {
       readonly _tag: "Produced"
       readonly seq: number
@@ -588,7 +594,7 @@ const finishStateful = <P>(s: WorkerState<P>, task: Task<P>, valid: boolean, out
     if (recorded === undefined || recorded.version < version + 1)
       epochWrites.set(key, { key, version: version + 1, value })
     if (s.params.observe) {
-      out.push({ _tag: "Consumed", seq: d.seq, key, version })
+      out.push({ _tag: "Consumed", seq: d.seq, key, version, value: inputs.get(key)! })
       out.push({ _tag: "Produced", seq: d.seq, key, version: version + 1, value })
     }
     offer(s, key, version + 1, value, out)

@@ -425,6 +425,11 @@ export interface ObjectTransfer {
   /** The sender does not have this version and never will (already handed over or consumed): ask elsewhere. */
   missing: boolean;
   traceparent: string;
+  /**
+   * The sending worker's fence generation (a receiver in another one drops it). Unset from the coordinator,
+   * whose persisted versions hold in every generation.
+   */
+  generation: number;
 }
 
 export interface TokenRequest {
@@ -3285,7 +3290,7 @@ export const ObjectRequest: MessageFns<ObjectRequest, "reef.v1.ObjectRequest"> =
 };
 
 function createBaseObjectTransfer(): ObjectTransfer {
-  return { key: "", version: 0, value: Buffer.alloc(0), from: "", missing: false, traceparent: "" };
+  return { key: "", version: 0, value: Buffer.alloc(0), from: "", missing: false, traceparent: "", generation: 0 };
 }
 
 export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"> = {
@@ -3309,6 +3314,9 @@ export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"
     }
     if (message.traceparent !== "") {
       writer.uint32(50).string(message.traceparent);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(56).uint64(message.generation);
     }
     return writer;
   },
@@ -3374,6 +3382,14 @@ export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"
             message.traceparent = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3394,6 +3410,7 @@ export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"
       from: isSet(object.from) ? globalThis.String(object.from) : "",
       missing: isSet(object.missing) ? globalThis.Boolean(object.missing) : false,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
     };
   },
 
@@ -3417,6 +3434,9 @@ export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
     return obj;
   },
 
@@ -3431,6 +3451,7 @@ export const ObjectTransfer: MessageFns<ObjectTransfer, "reef.v1.ObjectTransfer"
     message.from = object.from ?? "";
     message.missing = object.missing ?? false;
     message.traceparent = object.traceparent ?? "";
+    message.generation = object.generation ?? 0;
     return message;
   },
 };
