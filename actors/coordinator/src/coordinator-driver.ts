@@ -287,7 +287,9 @@ export class CoordinatorDriver {
     })
   }
 
-  private progress = { watermark: 0, atMs: 0 }
+  /** The last progress seen (the watermark or any completion of this generation), and the backstop's timeout. */
+  private progress = { watermark: 0, completed: 0, atMs: 0 }
+  private stallTimeoutMs = 0
   private refencedAtMs = 0
 
   /**
@@ -304,18 +306,30 @@ export class CoordinatorDriver {
     }
   }
 
-  /** Liveness backstop: in-flight work that makes no progress at all for `stallRecoveryMs` is replayed. */
+  /**
+   * Liveness backstop: in-flight work with no completion at all for the stall timeout is replayed (a task,
+   * report or transfer lost with a NATS server restart). Any completion counts as progress, not only the
+   * watermark: a long backlog moves it rarely. A stall recovery that is not followed by a completion doubles
+   * the timeout (up to 8x): a replay slower than the timeout on a starved machine must not start over forever.
+   */
   private checkStall(nowMs: number): void {
+    const base = this.options.stallRecoveryMs
     const { watermark, size } = this.core.inflight
-    if (watermark !== this.progress.watermark || size === 0 || this.core.active.length === 0) {
-      this.progress = { watermark, atMs: nowMs }
+    const completed = this.core.stats.completed
+    const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
+    if (moved) this.stallTimeoutMs = base
+    if (moved || size === 0 || this.core.active.length === 0) {
+      this.progress = { watermark, completed, atMs: nowMs }
       return
     }
-    if (this.options.stallRecoveryMs <= 0 || nowMs - this.progress.atMs < this.options.stallRecoveryMs) return
-    this.progress = { watermark, atMs: nowMs }
+    if (this.stallTimeoutMs === 0) this.stallTimeoutMs = base
+    if (base <= 0 || nowMs - this.progress.atMs < this.stallTimeoutMs) return
+    this.progress = { watermark, completed, atMs: nowMs }
+    const waited = this.stallTimeoutMs
+    this.stallTimeoutMs = Math.min(this.stallTimeoutMs * 2, base * 8)
     this.feed({
       _tag: "Recover",
-      reason: `no completion for ${this.options.stallRecoveryMs} ms with ${size} transactions in flight (lost messages?)`
+      reason: `no completion for ${waited} ms with ${size} transactions in flight (lost messages?)`
     })
   }
 
@@ -674,7 +688,9 @@ export class CoordinatorDriver {
                     : Buffer.from(o.value),
               from: COORDINATOR_SOURCE,
               missing: o.value === "missing",
-              traceparent: ""
+              traceparent: "",
+              // Not read: the coordinator's versions hold in every generation.
+              generation: 0
             }
           ],
           undefined
