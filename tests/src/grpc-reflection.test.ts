@@ -110,7 +110,7 @@ const roles: ReadonlyArray<{
   {
     role: "coordinator",
     id: "x1",
-    args: () => ["--execution-port", "0"],
+    args: () => ["--execution-port", "0", "--in-memory"],
     service: "reef.v1.Execution",
     file: "reef/v1/execution.proto"
   },

@@ -112,11 +112,11 @@ interface Cluster {
 
 type Base = Omit<Cluster, "coordinator" | "workers" | "client">
 
-/** The worker scenario runs with the defaults (no data directory, 1 s epochs); the coordinator's needs its disk. */
+/** The worker scenario keeps nothing on disk (1 s epochs, in memory); the coordinator's needs its disk. */
 const coordinatorArgs = (c: Base, cluster: string) =>
   cluster === "remora-crash-coord"
     ? ["--window-ms", "100", "--epoch-ms", "300", "--data-dir", c.dataDir]
-    : ["--window-ms", "100"]
+    : ["--window-ms", "100", "--in-memory"]
 
 const startCoordinator = (c: Base, cluster: string) =>
   startActorProcess(c.harness, {

@@ -100,7 +100,13 @@ export const startRemoraProcesses = async (
       role: "coordinator",
       id: "x1",
       ...common,
-      extraArgs: ["--execution-port", String(port), ...(options.coordinatorArgs ?? [])]
+      extraArgs: [
+        "--execution-port",
+        String(port),
+        // A test's cluster names repeat across runs: nothing on disk unless the test asks for a directory.
+        ...(options.coordinatorArgs?.includes("--data-dir") ? [] : ["--in-memory"]),
+        ...(options.coordinatorArgs ?? [])
+      ]
     }),
     ...Array.from({ length: options.workers }, (_, i) =>
       startActorProcess(harness, {

@@ -92,8 +92,12 @@ const coordinatorOptions = {
     description:
       "where the coordinator keeps its committed blocks, receipts and epoch snapshots (LMDB); a restart on it resumes",
     placeholder: "DIR",
-    defaultText: "in memory: workers' crashes are recovered, a coordinator restart starts a new chain",
+    defaultText: ".reef/remora/<cluster>-<id>",
     parse: (raw) => (raw.trim() === "" ? bad("expected a directory") : ok(raw))
+  }),
+  "in-memory": Opt.flag({
+    description:
+      "keep nothing on disk: workers' crashes are still recovered, but a restart of the coordinator starts a new chain"
   }),
   "epoch-ms": Opt.integer({
     description: "a snapshot epoch ends this often (ms; shorter: faster recovery, more snapshot work; 0: off)",
@@ -129,7 +133,9 @@ export const coordinatorRole = defineRole({
     input.consensus === "window" &&
     (input["popuc-replicas"] !== undefined || input["popuc-min-replicas"] !== 1 || input["popuc-group"] !== "kv")
       ? "--popuc-* options need --consensus popuc"
-      : undefined,
+      : input["in-memory"] && input["data-dir"] !== undefined
+        ? "--in-memory keeps nothing on disk: it cannot take a --data-dir"
+        : undefined,
   start: (input, context) =>
     Effect.gen(function* () {
       const [coordinator, { Layer }] = yield* Effect.promise(() =>
@@ -158,7 +164,10 @@ export const coordinatorRole = defineRole({
           blockIntervalMs: input["block-interval-ms"],
           maxBlockTxs: input["max-block-txs"],
           epochMs: input["epoch-ms"],
-          ...(input["data-dir"] === undefined ? {} : { dataDir: input["data-dir"] }),
+          // Durable by default, like the chain's store: a restarted coordinator resumes its chain and receipts.
+          ...(input["in-memory"]
+            ? {}
+            : { dataDir: input["data-dir"] ?? `.reef/remora/${context.cluster}-${context.id}` }),
           params: {
             policy: input.policy,
             architecture: input.architecture,
