@@ -72,10 +72,15 @@ const cluster = (n: number, options: ClusterOptions = {}) => {
                 }
               }
             : {}),
-          setTimer: (afterMs, fire) =>
+          setTimer: (afterMs, fire) => {
+            let cancelled = false
             schedule(afterMs, () => {
-              if (!crashed.has(id)) fire()
-            }),
+              if (!crashed.has(id) && !cancelled) fire()
+            })
+            return () => {
+              cancelled = true
+            }
+          },
           ...(options.probe === true
             ? {
                 probe: (peer: string, gone: () => void) => {
@@ -273,7 +278,7 @@ describe("engine loop", () => {
           roundTimer: makeRoundTimerConfig({ interactionMs: 2, driftMs: 0.1 }),
           maxBatchBytes: 64 * 1024
         },
-        { send: () => {}, setTimer: () => {}, nowMs: () => 0, wallUs: () => 0, emit: () => {} }
+        { send: () => {}, setTimer: () => undefined, nowMs: () => 0, wallUs: () => 0, emit: () => {} }
       )
       const value: Value = {
         proposer: "r1",

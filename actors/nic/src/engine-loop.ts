@@ -154,7 +154,11 @@ export interface EngineIo {
    * otherwise). Only used when a message goes to every other member: one this engine excludes must not get it.
    */
   readonly sendToAll?: (bytes: Uint8Array) => void
-  readonly setTimer: (afterMs: number, fire: () => void) => void
+  /**
+   * Calls `fire` once `afterMs` have passed; may return a cancel, which the loop calls when the timer became
+   * moot (its round ended): a cancelled timer never wakes the thread.
+   */
+  readonly setTimer: (afterMs: number, fire: () => void) => (() => void) | undefined
   /** Milliseconds, monotonic within the process. */
   readonly nowMs: () => number
   /** Microseconds since the epoch, comparable across processes of one host (interaction latency). */
@@ -208,6 +212,17 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
   }
   /** The last round timer armed: a chained one is measured from its deadline. */
   let lastTimer: ArmedTimer | undefined
+  /**
+   * Cancels of the timers of the round under way (its timer, stall graces, probes). The core waits for one
+   * timer at a time and ignores the timeout of any round but its current one (core/popuc-instance.ts), so a
+   * new SetTimer makes every earlier timer moot: cancelled, they do not wake the thread once a round, or
+   * three, after it closed, which under load is most rounds (they close on all heard well before the timer).
+   */
+  let roundTimers: Array<() => void> = []
+  const armRoundTimer = (afterMs: number, fire: () => void) => {
+    const cancel = io.setTimer(afterMs, fire)
+    if (cancel !== undefined) roundTimers.push(cancel)
+  }
   const timers = timerPolicyOf(config.roundTimer)
   const expiryAction = parts.onTimerExpiry ?? onTimerExpiry
   const stepCore = parts.stepTob ?? stepTob
@@ -235,7 +250,7 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
         apply({ _tag: "Gone", process: peer }, undefined)
       })
     }
-    if (unheard.length > 0) io.setTimer(timers.probeEveryMs, () => probeUnheard(instance, round))
+    if (unheard.length > 0) armRoundTimer(timers.probeEveryMs, () => probeUnheard(instance, round))
   }
   /** Round messages received while out of the group, replayed after a Join. */
   const joinReplay = new JoinReplay()
@@ -306,6 +321,8 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
           break
         }
         case "SetTimer": {
+          for (const cancel of roundTimers) cancel()
+          roundTimers = []
           const now = io.nowMs()
           if (lastRoundStartMs !== undefined) roundTime.record(now - lastRoundStartMs)
           // Round 0 is the host-turnaround gap before an instance opens, not a round.
@@ -327,12 +344,12 @@ export const createEngineLoop = (config: EngineConfig, io: EngineIo, parts: Engi
               wouldQuit: wouldQuit(o.instance, o.round)
             }
             if (expiryAction(timers, expiry) === "grace") {
-              io.setTimer(timers.stallGraceMs, expire(graces + 1, firedMs + timers.stallGraceMs))
+              armRoundTimer(timers.stallGraceMs, expire(graces + 1, firedMs + timers.stallGraceMs))
             } else timeout()
           }
-          io.setTimer(Math.max(0, deadline - now), expire(0, deadline))
+          armRoundTimer(Math.max(0, deadline - now), expire(0, deadline))
           if (probe !== undefined && o.round > 0) {
-            io.setTimer(timers.probeEveryMs, () => probeUnheard(o.instance, o.round))
+            armRoundTimer(timers.probeEveryMs, () => probeUnheard(o.instance, o.round))
           }
           break
         }

@@ -12,3 +12,10 @@ export const probeSubject = (cluster: string, group: string, engine: string): st
 /** Where the engines of a group announce their calibrated ΔI, to agree on the maximum. */
 export const calibrationSubject = (cluster: string, group: string): string =>
   `reef.${cluster}.popuc-calibration.${group}`
+
+/**
+ * Every engine subscribes here and ignores what comes: a peer publishes to it with a reply subject to learn,
+ * from the server's "no responders" answer, that no connection of this engine is left (engine-worker.ts).
+ */
+export const livenessSubject = (cluster: string, group: string, engine: string): string =>
+  `reef.${cluster}.popuc-live.${group}.${engine}`

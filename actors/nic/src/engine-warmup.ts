@@ -61,7 +61,10 @@ export const warmUpEngine = (options: WarmUpOptions = {}): WarmUpReport => {
       },
       {
         send: (to, bytes) => deliveries.push(() => loops.get(to)?.onWire(bytes)),
-        setTimer: (afterMs, fire) => timers.push({ atMs: nowMs + afterMs, fire }),
+        setTimer: (afterMs, fire) => {
+          timers.push({ atMs: nowMs + afterMs, fire })
+          return undefined
+        },
         nowMs: () => nowMs,
         wallUs: () => nowMs * 1000,
         emit: onEvent

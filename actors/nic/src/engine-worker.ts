@@ -10,11 +10,17 @@
  */
 import { readlinkSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { connect, errors } from "@nats-io/transport-node"
+import { connect, createInbox } from "@nats-io/transport-node"
 import { natsConnectOptions } from "@reef/kernel/nats-security"
 import { calibrateRoundTimer, makeRoundTimerConfig, type RoundTimerConfig } from "./core/index.js"
 import { createEngineLoop, type EngineCommand, type EngineConfig, type EngineEvent } from "./engine-loop.js"
-import { calibrationSubject, engineGroupSubject, engineSubject, probeSubject } from "./engine-subjects.js"
+import {
+  calibrationSubject,
+  engineGroupSubject,
+  engineSubject,
+  livenessSubject,
+  probeSubject
+} from "./engine-subjects.js"
 import { warmUpEngine } from "./engine-warmup.js"
 import { ENGINE_THREAD_NAME, nameThisThread } from "./thread-name.js"
 
@@ -92,6 +98,8 @@ nc.subscribe(probeSubject(data.cluster, group, self), {
     m.respond()
   }
 })
+// Peers' liveness probes (probePeer below) are ignored, from the first moment too: being subscribed is the answer.
+nc.subscribe(livenessSubject(data.cluster, group, self), { callback: () => undefined })
 
 const peers = members.filter((m) => m !== self)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -269,24 +277,33 @@ const roundTimer: RoundTimerConfig = makeRoundTimerConfig({
 agreedMs = roundTimer.interactionMs
 serveAgreedValue()
 
-/** Peers with a probe under way: one at a time each, however many rounds wait for them. */
-const probing = new Set<string>()
 /**
- * Gone means the server answered "no responders": no connection subscribes to the peer engine's probe
- * subject, so its process died or lost the server. A timeout or an answer proves nothing either way.
+ * Gone peers (engine-timers.ts). A probe is one publish to the peer engine's liveness subject, with a reply
+ * subject of this engine's that names the peer. A live peer's engine ignores it (nothing is sent back); when no
+ * connection subscribes there, because the peer's process died or lost the server, the server itself answers
+ * "no responders" (status 503) on the reply subject. So a live peer costs one small message, no reply, timer,
+ * promise or error object, however many rounds wait for it: rounds of a loaded group wait past ΔI/2 often.
  */
+const livenessReplies = createInbox()
+/** Peers probed, and when: one probe per peer per quarter ΔI, however many rounds ask (the loop asks every ΔI/2). */
+const probedAt = new Map<string, number>()
+/** What to call when the server says a peer is gone: the latest asker's (every one reports the same Gone input). */
+const goneCallbacks = new Map<string, () => void>()
+nc.subscribe(`${livenessReplies}.*`, {
+  callback: (_e, m) => {
+    if (m.headers?.code !== 503) return
+    const peer = m.subject.slice(livenessReplies.length + 1)
+    const gone = goneCallbacks.get(peer)
+    goneCallbacks.delete(peer)
+    gone?.()
+  }
+})
 const probePeer = (peer: string, gone: () => void) => {
-  if (probing.has(peer)) return
-  probing.add(peer)
-  // The loop asks again every ΔI/2 while a round waits (engine-loop.ts): a probe need not outlive that.
-  nc.request(probeSubject(data.cluster, group, peer), undefined, { timeout: roundTimer.interactionMs / 2 })
-    .then(
-      () => undefined,
-      (cause: unknown) => {
-        if (cause instanceof errors.RequestError && cause.isNoResponders()) gone()
-      }
-    )
-    .finally(() => probing.delete(peer))
+  goneCallbacks.set(peer, gone)
+  const now = performance.now()
+  if (now - (probedAt.get(peer) ?? Number.NEGATIVE_INFINITY) < roundTimer.interactionMs / 4) return
+  probedAt.set(peer, now)
+  nc.publish(livenessSubject(data.cluster, group, peer), undefined, { reply: `${livenessReplies}.${peer}` })
 }
 
 let events: Array<EngineEvent> = []
@@ -305,13 +322,24 @@ const loop = createEngineLoop(
     // waiting on the socket. Otherwise, when this thread was descheduled past a round's end, the expired
     // timer would run first (timers precede I/O in a loop iteration) and suspect peers whose messages had
     // arrived in time and were merely unread: the software analogue of a NIC reading its receive queue.
-    setTimer: (afterMs, fire) => void setTimeout(() => setImmediate(fire), afterMs),
+    setTimer: (afterMs, fire) => {
+      let immediate: NodeJS.Immediate | undefined
+      const timeout = setTimeout(() => {
+        immediate = setImmediate(fire)
+      }, afterMs)
+      return () => {
+        clearTimeout(timeout)
+        if (immediate !== undefined) clearImmediate(immediate)
+      }
+    },
     probe: probePeer,
     nowMs: () => performance.now(),
     wallUs: () => (performance.timeOrigin + performance.now()) * 1000,
     emit: (event) => {
-      // A postMessage per event (one per proposed value, "Queued") costs more than the step that made it.
-      if (events.length === 0) queueMicrotask(postEvents)
+      // A postMessage per event (one per proposed value, "Queued") costs more than the step that made it, and
+      // one per task still costs one per socket read and per host message: the events of one pass of the event
+      // loop go together, at its check phase (right after the reads of its poll phase).
+      if (events.length === 0) setImmediate(postEvents)
       events.push(event)
     }
   }

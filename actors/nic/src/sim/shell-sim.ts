@@ -513,7 +513,15 @@ export const runShellSim = (scenario: ShellScenario, seed: number, options: Shel
           if (alive()) sendEvent(proc.id, to, { _tag: "Wire", bytes })
         },
         setTimer: (afterMs, fire) => {
-          if (host !== undefined && alive()) later(host, afterMs * 1000 * proc.rate, "engine timer", fire)
+          if (host === undefined || !alive()) return undefined
+          // Cancellable as the worker's timers are: a cancelled one still comes up in the queue, and does nothing.
+          let cancelled = false
+          later(host, afterMs * 1000 * proc.rate, "engine timer", () => {
+            if (!cancelled) fire()
+          })
+          return () => {
+            cancelled = true
+          }
         },
         nowMs: () => nowUs / (1000 * proc.rate),
         wallUs: () => nowUs,
