@@ -48,7 +48,9 @@ export const startGroup = (
     readonly natsUrl: string
     readonly address: string
     readonly prefix: ReadonlyArray<string>
-  }
+  },
+  /** Another build's `reef` entry to run (a saved bundle to compare with); this checkout's build otherwise. */
+  entry?: string
 ) =>
   Effect.gen(function* () {
     const ids = Array.from({ length: n }, (_, i) => `r${i + 1}`)
@@ -80,6 +82,7 @@ export const startGroup = (
         ...(placement === undefined ? {} : { prefix: placement(i).prefix }),
         env: { OTEL_SDK_DISABLED: "true" },
         nodeFlags: nodeFlagsOf(i),
+        ...(entry === undefined ? {} : { entry }),
         startTimeoutMs: 90_000,
         onLine: (line) => {
           onLine?.(line)

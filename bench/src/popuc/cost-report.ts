@@ -91,28 +91,30 @@ export const costResults = (plan: CostPlan, rounds: ReadonlyArray<Round<CostRoun
         get("etcd", n, "replicaCpuUsPerWrite")
       )
     }
-    ratios[`etcdLeaderCpuPerPutN${hi}OverN${lo}`] = ratioOf(
+    if (hi !== lo)
+      ratios[`etcdLeaderCpuPerPutN${hi}OverN${lo}`] = ratioOf(
+        {
+          numerator: `etcd leader CPU per committed PUT, N = ${hi} (µs)`,
+          denominator: `etcd leader CPU per committed PUT, N = ${lo} (µs)`,
+          conditions
+        },
+        rounds,
+        get("etcd", hi, "leaderCpuUsPerWrite"),
+        get("etcd", lo, "leaderCpuUsPerWrite")
+      )
+  }
+  if (hi !== lo)
+    ratios[`replicaCpuPerWriteN${hi}OverN${lo}`] = ratioOf(
       {
-        numerator: `etcd leader CPU per committed PUT, N = ${hi} (µs)`,
-        denominator: `etcd leader CPU per committed PUT, N = ${lo} (µs)`,
-        conditions
+        numerator: `Reef CPU per committed write of one replica process, N = ${hi} (µs)`,
+        denominator: `Reef CPU per committed write of one replica process, N = ${lo} (µs)`,
+        conditions,
+        note: "the paper's scaling claim: what one replica would need on a machine of its own, flat in N"
       },
       rounds,
-      get("etcd", hi, "leaderCpuUsPerWrite"),
-      get("etcd", lo, "leaderCpuUsPerWrite")
+      get(reef, hi, "replicaCpuUsPerWrite"),
+      get(reef, lo, "replicaCpuUsPerWrite")
     )
-  }
-  ratios[`replicaCpuPerWriteN${hi}OverN${lo}`] = ratioOf(
-    {
-      numerator: `Reef CPU per committed write of one replica process, N = ${hi} (µs)`,
-      denominator: `Reef CPU per committed write of one replica process, N = ${lo} (µs)`,
-      conditions,
-      note: "the paper's scaling claim: what one replica would need on a machine of its own, flat in N"
-    },
-    rounds,
-    get(reef, hi, "replicaCpuUsPerWrite"),
-    get(reef, lo, "replicaCpuUsPerWrite")
-  )
   for (const variant of plan.variants) {
     if (variant.name === reef) continue
     const other = variant.name

@@ -43,8 +43,15 @@ export interface CostPlan {
   readonly warmUpMs: number
   readonly loadMs: number
   readonly concurrency: number
-  /** Reef variants by name: extra `reef run replica` arguments. */
-  readonly variants: ReadonlyArray<{ readonly name: string; readonly args: ReadonlyArray<string> }>
+  /**
+   * Reef variants by name: extra `reef run replica` arguments, and another build's `reef` entry to run (a saved
+   * bundle: the code before a change, measured in the same run as the code after it).
+   */
+  readonly variants: ReadonlyArray<{
+    readonly name: string
+    readonly args: ReadonlyArray<string>
+    readonly entry?: string
+  }>
   readonly etcd: boolean
 }
 
@@ -253,7 +260,7 @@ const measureReef = (
 ) =>
   Effect.gen(function* () {
     const groupName = `cost-${variant.name}-${n}-${tag}`
-    const group = yield* startGroup(natsUrl, n, groupName, variant.args)
+    const group = yield* startGroup(natsUrl, n, groupName, variant.args, () => [], undefined, variant.entry)
     const load = (durationMs: number) =>
       runKvLoad({
         addresses: group.addresses,

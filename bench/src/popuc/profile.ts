@@ -1,17 +1,23 @@
 /**
- * Where one replica's CPU goes at N = 5 under the colocated write load: V8 CPU profiles (`--cpu-prof`) of one
+ * Where one replica's CPU goes at N = 5 (or another N) under the colocated write load: V8 CPU profiles (`--cpu-prof`) of one
  * replica process, its host (main) thread and its engine thread, summarised into their top frames by self time
  * and into a few buckets (protobuf, consensus core, engine shell, NATS client, gRPC, GC, ...). The raw
  * .cpuprofile files are large; only the summary is kept (`bench/results/profiles/popuc.json`), the raw files stay
  * in a temporary directory whose path is printed.
  *
- * `pnpm bench popuc-cost --profile [--label L] [-- replica args]` (labels keep a before and an after side by side).
+ * `pnpm bench popuc-cost --profile [--label L] [--n N] [--in-flight K] [--bundle DIR] [-- replica args]` (labels
+ * keep a before and an after side by side; N = 5 and 128 in flight unless told, 0 in flight profiles an idle
+ * group; DIR a saved bundle to profile instead of this build, see popuc-cost.ts). Frames are named by their
+ * TypeScript source (the bundle's source maps).
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { SourceMap } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { startNatsServer } from "@reef/kernel"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import { resultsDir } from "../harness/index.js"
 import { runKvLoad } from "../kv-load.js"
 import { startGroup } from "../popuc-group.js"
@@ -19,7 +25,12 @@ import { round } from "../report.js"
 
 interface ProfileNode {
   readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly callFrame: {
+    readonly functionName: string
+    readonly url: string
+    readonly lineNumber: number
+    readonly columnNumber: number
+  }
   readonly children?: ReadonlyArray<number>
 }
 
@@ -36,6 +47,32 @@ const where = (url: string): string => {
   const at = url.search(/(actors|libs|services|node_modules)\//)
   const path = at < 0 ? url.replace(/^file:\/\//, "") : url.slice(at)
   return path.replace(/node_modules\/\.pnpm\/[^/]+\/node_modules\//, "")
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>()
+
+/** The source map beside a bundled script (`pnpm build` writes one per chunk); undefined for any other script. */
+const sourceMapOf = (url: string): SourceMap | undefined => {
+  if (!sourceMaps.has(url)) {
+    let map: SourceMap | undefined
+    try {
+      map = url.startsWith("file:")
+        ? new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, "utf8")))
+        : undefined
+    } catch {
+      map = undefined
+    }
+    sourceMaps.set(url, map)
+  }
+  return sourceMaps.get(url)
+}
+
+/** Where a frame's code was written: through the bundle's source map to the TypeScript source, when it has one. */
+const originalOf = (frame: ProfileNode["callFrame"]): { readonly url: string; readonly line: number } => {
+  const entry = sourceMapOf(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber)
+  return entry !== undefined && "originalSource" in entry
+    ? { url: entry.originalSource, line: entry.originalLine }
+    : { url: frame.url, line: frame.lineNumber }
 }
 
 /** The bucket a frame's self time counts in. */
@@ -92,7 +129,8 @@ export const summarizeProfile = (
   for (const [id, us] of selfUs) {
     const node = byId.get(id)
     if (node === undefined) continue
-    const { functionName, url, lineNumber } = node.callFrame
+    const { functionName } = node.callFrame
+    const { url, line: lineNumber } = originalOf(node.callFrame)
     const bucket = bucketOf(functionName, url)
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + us)
     if (bucket === "(idle)" || bucket === "(program)") continue
@@ -134,23 +172,34 @@ export const profileReplica = (options: {
   readonly loadMs: number
   readonly concurrency: number
   readonly args: ReadonlyArray<string>
+  /** Another build's `reef` entry (popuc-group.ts startGroup). */
+  readonly entry?: string
 }) =>
   Effect.gen(function* () {
     const dir = mkdtempSync(join(tmpdir(), "reef-cpu-prof-"))
     const nats = yield* startNatsServer({ jetstream: false })
     const writes = yield* Effect.scoped(
       Effect.gen(function* () {
-        const group = yield* startGroup(nats.url, options.n, `prof${options.n}`, options.args, (i) =>
-          i === 0 ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []
+        const group = yield* startGroup(
+          nats.url,
+          options.n,
+          `prof${options.n}`,
+          options.args,
+          (i) => (i === 0 ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []),
+          undefined,
+          options.entry
         )
+        // Nothing in flight profiles an idle group: what a replica costs per second whatever it serves.
         const load = (durationMs: number) =>
-          runKvLoad({
-            addresses: group.addresses,
-            mode: "colocated",
-            op: "set",
-            concurrency: options.concurrency,
-            durationMs
-          })
+          options.concurrency === 0
+            ? Effect.as(Effect.sleep(durationMs), { throughputPerSec: 0 })
+            : runKvLoad({
+                addresses: group.addresses,
+                mode: "colocated",
+                op: "set",
+                concurrency: options.concurrency,
+                durationMs
+              })
         yield* load(options.warmUpMs)
         const fromUs = nowUs()
         const measured = yield* load(options.loadMs)
@@ -163,15 +212,23 @@ export const profileReplica = (options: {
         return { measured, window: { fromUs, toUs } }
       })
     )
-    const profiles = readdirSync(dir)
-      .filter((f) => f.endsWith(".cpuprofile"))
-      .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as CpuProfile)
+    const profiles = yield* Effect.forEach(
+      readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")),
+      (f) => readWhole(join(dir, f))
+    )
     return {
       dir,
       writesPerSec: round(writes.measured.throughputPerSec, 0),
       summaries: profiles.map((p) => summarizeProfile(threadOf(p), p, writes.window))
     }
   }).pipe(Effect.scoped)
+
+/** A profile file once the exiting thread has written all of it (it appears before it is whole). */
+const readWhole = (path: string) =>
+  Effect.try(() => JSON.parse(readFileSync(path, "utf8")) as CpuProfile).pipe(
+    Effect.retry({ times: 100, schedule: Schedule.spaced("100 millis") }),
+    Effect.orDie
+  )
 
 /** CLOCK_MONOTONIC in µs, the clock V8 stamps profiles with on Linux. */
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n)
@@ -183,10 +240,20 @@ const flagValue = (flags: ReadonlyArray<string>, name: string): string | undefin
 
 export const profileOnly = async (flags: ReadonlyArray<string>) => {
   const label = flagValue(flags, "--label") ?? "current"
+  const n = Number(flagValue(flags, "--n") ?? 5)
+  const concurrency = Number(flagValue(flags, "--in-flight") ?? 128)
+  const bundle = flagValue(flags, "--bundle")
   const dash = flags.indexOf("--")
   const args = dash < 0 ? [] : flags.slice(dash + 1)
   const result = await Effect.runPromise(
-    profileReplica({ n: 5, warmUpMs: 8_000, loadMs: 10_000, concurrency: 128, args })
+    profileReplica({
+      n,
+      warmUpMs: 8_000,
+      loadMs: 10_000,
+      concurrency,
+      args,
+      ...(bundle === undefined ? {} : { entry: join(bundle, "reef.mjs") })
+    })
   )
   // A directory of its own: bench/results/*.json are suite results (harness/summary.ts reads them all).
   const dir = join(resultsDir, "profiles")
@@ -196,7 +263,8 @@ export const profileOnly = async (flags: ReadonlyArray<string>) => {
   const entry = {
     command: `pnpm bench popuc-cost ${flags.join(" ")}`,
     date: new Date().toISOString(),
-    n: 5,
+    n,
+    inFlight: concurrency,
     replicaArgs: args,
     writesPerSec: result.writesPerSec,
     threads: result.summaries

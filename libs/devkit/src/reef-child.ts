@@ -11,7 +11,7 @@ import { Socket } from "node:net"
 import { createInterface } from "node:readline"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { allocatorEnv, reefArgv } from "./reef-command.js"
+import { allocatorEnv, REEF_NODE_FLAGS, reefArgv } from "./reef-command.js"
 
 export class ChildStartError extends Data.TaggedError("ChildStartError")<{
   readonly name: string
@@ -36,6 +36,8 @@ export interface ChildOptions {
   readonly onExit?: (exit: ChildExit) => void
   /** A command that runs node in place (`ip netns exec <netns>` for a test's host): it must exec, not fork. */
   readonly prefix?: ReadonlyArray<string>
+  /** Another build's `reef` entry (e.g. a saved bundle a benchmark compares with), not this checkout's. */
+  readonly entry?: string
 }
 
 /** How a child ended: its exit code, or the signal that killed it. */
@@ -106,7 +108,7 @@ export const startReefChild = (options: ChildOptions) =>
         ...(options.prefix ?? []),
         process.execPath,
         ...(options.nodeFlags ?? []),
-        ...reefArgv(options.args)
+        ...(options.entry === undefined ? reefArgv(options.args) : [...REEF_NODE_FLAGS, options.entry, ...options.args])
       ]
       const child = spawn(command[0]!, command.slice(1), {
         // fd 3: the parent-death pipe (watchParent); this process never writes to it.
