@@ -8,7 +8,7 @@
  * Reef's Node KV client (framed sessions, colocated) and etcd's Go clientv3 (etcdload), 256-byte values over
  * 10,000 keys, etcd with --unsafe-no-fsync since POPUC keeps state in memory. Every (system, delay) pair runs
  * once per interleaved round on a fresh cluster, warmed alike; the ratios are medians with min–max over the
- * rounds, written as the section `acrossHosts` of bench/results/popuc.json (the rest of the file is kept).
+ * rounds, written as the section `acrossHostsN<N>` of bench/results/popuc.json (the rest of the file is kept).
  *
  *   throughput  128 writes in flight: Reef Set/s over etcd PUT/s
  *   latency     one write in flight: etcd's PUT p50 over Reef's Set p50 (above 1: Reef answers sooner)
@@ -50,7 +50,8 @@ import { engineSums } from "../popuc/plan.js"
 import { startGroup } from "../popuc-group.js"
 import { round } from "../report.js"
 
-export const SECTION = "acrossHosts"
+/** One section of popuc.json per host count: `acrossHostsN3`, `acrossHostsN5`. */
+export const sectionOf = (n: number) => `acrossHostsN${n}`
 const DELAYS_MS = [0.1, 0.5, 1] as const
 const JITTER_SHARE = 0.1
 
@@ -167,7 +168,7 @@ const ratiosOf = (plan: AcrossHostsPlan, rounds: ReadonlyArray<Round<Values>>) =
   for (const d of DELAYS_MS) {
     const at = labelOf(d)
     const links = `${d} ms one-way delay on every link between hosts`
-    ratios[`${SECTION}N${plan.n}SetVsEtcdAt${at}`] = ratioOf(
+    ratios[`${sectionOf(plan.n)}SetVsEtcdAt${at}`] = ratioOf(
       {
         numerator: `Reef Set across ${plan.n} hosts, ${links}, ${plan.concurrency} in flight (writes/s)`,
         denominator: `etcd PUT across ${plan.n} hosts, ${links}, ${plan.concurrency} in flight (writes/s)`,
@@ -177,7 +178,7 @@ const ratiosOf = (plan: AcrossHostsPlan, rounds: ReadonlyArray<Round<Values>>) =
       (v) => v[`reef${at}`]!.perSec,
       (v) => v[`etcd${at}`]!.perSec
     )
-    ratios[`${SECTION}N${plan.n}LoneWriteP50EtcdOverReefAt${at}`] = ratioOf(
+    ratios[`${sectionOf(plan.n)}LoneWriteP50EtcdOverReefAt${at}`] = ratioOf(
       {
         numerator: `etcd PUT p50 across ${plan.n} hosts, ${links}, 1 in flight (ms)`,
         denominator: `Reef Set p50 across ${plan.n} hosts, ${links}, 1 in flight (ms)`,
@@ -194,7 +195,7 @@ const ratiosOf = (plan: AcrossHostsPlan, rounds: ReadonlyArray<Round<Values>>) =
 
 /** How the advantage moves with delay: each ratio's median at 1 ms over its median at 0.1 ms. */
 const closingNote = (plan: AcrossHostsPlan, ratios: Record<string, Ratio>) => {
-  const median = (name: string, d: number) => ratios[`${SECTION}N${plan.n}${name}At${labelOf(d)}`]!.median
+  const median = (name: string, d: number) => ratios[`${sectionOf(plan.n)}${name}At${labelOf(d)}`]!.median
   const line = (name: string, what: string) =>
     `${what}: ${DELAYS_MS.map((d) => `${median(name, d)} at ${d} ms`).join(", ")} ` +
     `(×${sig(median(name, 1) / median(name, 0.1), 3)} from 0.1 to 1 ms)`
@@ -265,7 +266,7 @@ export const runAcrossHosts = async (quick: boolean, flags: ReadonlyArray<string
   for (const [name, r] of Object.entries(ratios)) console.log(`${name}: ${r.median} (${r.min}–${r.max})`)
   console.log(`\n${note}`)
   const command = `pnpm bench popuc --hosts ${plan.n}${quick ? " --quick" : ""}`
-  const path = await writeSection("popuc", SECTION, {
+  const path = await writeSection("popuc", sectionOf(plan.n), {
     info: { command, quick, machine: machineNow(start) },
     ratios,
     metrics: {
@@ -276,5 +277,5 @@ export const runAcrossHosts = async (quick: boolean, flags: ReadonlyArray<string
       rounds: rounds.map((r) => ({ index: r.index, busy: r.busy, values: r.values }))
     }
   })
-  console.log(`wrote ${path} (section ${SECTION})`)
+  console.log(`wrote ${path} (section ${sectionOf(plan.n)})`)
 }
