@@ -9,6 +9,12 @@
  *   nats-restart      kill -9 the nats-server, start it again on the same port
  *
  * The first four faults are one of each kind (in a seeded order), then random ones until the time is up.
+ * A `site` (hosts/remora-hosts.test.ts) places the coordinator and the workers on hosts of a NATS cluster
+ * instead, where two more kinds cut a host off at the link proxy and heal it:
+ *
+ *   worker-partition       a worker's host, 2-8 s (past 5 s presence says the worker left: a recovery)
+ *   coordinator-partition  the coordinator's host, 2-8 s (its submitters still reach it; its workers do not)
+ *
  * A submitter whose outcome is unknown (a broken stream, UNAVAILABLE while the coordinator recovers) submits the
  * same transaction again: idempotent submit must answer with its one receipt. At the end: every transaction has
  * a receipt and every receipt seen for an id is the same; seqs are exactly 1..N (no id committed or executed
@@ -27,7 +33,7 @@ import {
   referenceState,
   type Submitted
 } from "@reef/coordinator"
-import { freePort, type NatsServer } from "@reef/kernel"
+import { freePort } from "@reef/kernel"
 import { type Receipt, RejectReason, type Transaction, TxStatus } from "@reef/proto"
 import {
   admit,
@@ -46,8 +52,34 @@ import * as Schedule from "effect/Schedule"
 import { type ActorProcess, type Harness, makeHarness, startActorProcess, startNats } from "./harness.js"
 import { prng } from "./popuc-harness.js"
 
-export type RemoraFault = "worker-kill" | "coordinator-kill" | "worker-pause" | "nats-restart"
+export type RemoraFault =
+  | "worker-kill"
+  | "coordinator-kill"
+  | "worker-pause"
+  | "nats-restart"
+  | "worker-partition"
+  | "coordinator-partition"
 const FAULTS: ReadonlyArray<RemoraFault> = ["worker-kill", "coordinator-kill", "worker-pause", "nats-restart"]
+
+/** Where the processes run: one nats-server on loopback (the default), or hosts of a NATS cluster. */
+export interface RemoraSite {
+  /** Actor `x1` or `w1`..: its host's NATS URL, the address its ports listen on, the command prefix to run it there. */
+  readonly placement: (actor: string) => {
+    readonly natsUrl: string
+    readonly address: string
+    readonly prefix?: ReadonlyArray<string>
+  }
+  /** The servers a nats-restart kills (one at random). */
+  readonly servers: ReadonlyArray<{
+    readonly name: string
+    readonly kill: Effect.Effect<void, unknown>
+    readonly restart: Effect.Effect<void, unknown>
+  }>
+  /** Cuts the host of `actor` off (`true`) or heals it; the partition kinds need it. */
+  readonly partition?: (actor: string, cut: boolean) => Effect.Effect<void, unknown>
+  /** Resolves once the site is whole again after a heal (a NATS cluster's routes). */
+  readonly healed?: Effect.Effect<void, unknown>
+}
 
 export interface RemoraNemesisOptions {
   /** How long to inject faults (ms); the first four (one of each kind) run whatever it is. */
@@ -56,6 +88,9 @@ export interface RemoraNemesisOptions {
   readonly submitters?: number
   /** Unanswered submissions per submitter. */
   readonly inFlight?: number
+  /** The first faults are one of each of these kinds; then random ones of them (default: the four above). */
+  readonly faultKinds?: ReadonlyArray<RemoraFault>
+  readonly site?: (harness: Harness) => Promise<RemoraSite>
   readonly say?: (line: string) => void
 }
 
@@ -65,7 +100,7 @@ export interface RemoraNemesisReport {
   readonly transactions: number
   /** Submissions answered UNAVAILABLE / broken streams / timeouts, each followed by a resubmission. */
   readonly resubmissions: number
-  readonly faults: Readonly<Record<RemoraFault, number>>
+  readonly faults: Readonly<Partial<Record<RemoraFault, number>>>
   /** Recoveries the coordinator logged (worker losses and restarts), and its own restarts. */
   readonly recoveries: number
   readonly coordinatorRestarts: number
@@ -139,7 +174,7 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     options.say?.(line)
   }
   const cluster = `rnemesis${options.seed}`
-  const nats: NatsServer = await startNats(harness)
+  const site = await (options.site ?? localSite)(harness)
   const port = await Effect.runPromise(freePort)
   const dataDir = await mkdtemp(join(tmpdir(), "reef-remora-nemesis-"))
   const auditDir = join(dataDir, "audit")
@@ -155,9 +190,13 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     startActorProcess(harness, {
       role: "coordinator",
       id: "x1",
-      natsUrl: nats.url,
+      natsUrl: site.placement("x1").natsUrl,
       cluster,
-      extraArgs: ["--execution-port", String(port), "--data-dir", dataDir, "--window-ms", "100", "--epoch-ms", "500"],
+      ...prefixOf(site, "x1"),
+      extraArgs: [
+        ...["--execution-port", String(port), "--host", site.placement("x1").address, "--data-dir", dataDir],
+        ...["--window-ms", "100", "--epoch-ms", "500"]
+      ],
       startTimeoutMs: START_TIMEOUT_MS
     })
       .then(keep("x1"))
@@ -176,8 +215,9 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     startActorProcess(harness, {
       role: "worker",
       id,
-      natsUrl: nats.url,
+      natsUrl: site.placement(id).natsUrl,
       cluster,
+      ...prefixOf(site, id),
       extraArgs: ["--coordinator", "x1", "--cores", "4"],
       env: { REEF_REMORA_AUDIT_DIR: auditDir },
       startTimeoutMs: START_TIMEOUT_MS
@@ -187,7 +227,7 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   let coordinator: ActorProcess = first!
   const workers = new Map<string, ActorProcess>(workerIds.map((id, i) => [id, initialWorkers[i]!]))
   const client: RemoraClient = await harness.run(
-    makeExecutionClient({ address: `127.0.0.1:${port}`, timeoutMs: 30_000 })
+    makeExecutionClient({ address: `${site.placement("x1").address}:${port}`, timeoutMs: 30_000 })
   )
   await Effect.runPromise(
     client.state.pipe(
@@ -262,14 +302,10 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   }
 
   // ---- faults ----
-  const faults: Record<RemoraFault, number> = {
-    "worker-kill": 0,
-    "coordinator-kill": 0,
-    "worker-pause": 0,
-    "nats-restart": 0
-  }
+  const kinds = options.faultKinds ?? FAULTS
+  const faults: Partial<Record<RemoraFault, number>> = Object.fromEntries(kinds.map((k) => [k, 0]))
   const resumeMs: Array<{ fault: RemoraFault; ms: number }> = []
-  const order = [...FAULTS].sort(() => random() - 0.5)
+  const order = [...kinds].sort(() => random() - 0.5)
   const resumed = async (fault: RemoraFault) => {
     const healed = performance.now()
     await until(() => lastReceiptAt > healed, 120_000, `a receipt after ${fault}`)
@@ -278,13 +314,31 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     say(`  receipts again ${ms.toFixed(0)} ms after the heal`)
   }
   const inject = async (kind: RemoraFault) => {
-    faults[kind]++
+    faults[kind] = (faults[kind] ?? 0) + 1
     if (kind === "nats-restart") {
       const downMs = between(300, 1_500)
-      say(`nats-server: kill -9, restart after ${downMs} ms`)
-      await Effect.runPromise(nats.kill)
+      // One server: no draw, so a seed's faults stay what they were before sites.
+      const server =
+        site.servers.length === 1 ? site.servers[0]! : site.servers[Math.floor(random() * site.servers.length)]!
+      say(`${server.name}: kill -9, restart after ${downMs} ms`)
+      await Effect.runPromise(server.kill)
       await sleep(downMs)
-      await Effect.runPromise(nats.restart)
+      await Effect.runPromise(server.restart)
+      return resumed(kind)
+    }
+    if (kind === "worker-partition" || kind === "coordinator-partition") {
+      const partition = site.partition
+      if (partition === undefined) throw new Error(`this site cannot ${kind}`)
+      const actor = kind === "coordinator-partition" ? "x1" : workerIds[Math.floor(random() * workerIds.length)]!
+      const cutMs = between(2_000, 8_000)
+      say(`${actor}'s host: cut off for ${cutMs} ms`)
+      await Effect.runPromise(partition(actor, true))
+      try {
+        await sleep(cutMs)
+      } finally {
+        await Effect.runPromise(partition(actor, false))
+      }
+      await Effect.runPromise(site.healed ?? Effect.void)
       return resumed(kind)
     }
     if (kind === "coordinator-kill") {
@@ -320,8 +374,8 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   }
   await until(() => receipts.size > 200, 120_000, "the first 200 receipts")
   const faultsBegan = performance.now()
-  for (let i = 0; i < FAULTS.length || performance.now() - faultsBegan < options.faultsMs; i++) {
-    await inject(i < FAULTS.length ? order[i]! : FAULTS[Math.floor(random() * FAULTS.length)]!)
+  for (let i = 0; i < kinds.length || performance.now() - faultsBegan < options.faultsMs; i++) {
+    await inject(i < kinds.length ? order[i]! : kinds[Math.floor(random() * kinds.length)]!)
     await sleep(between(1_000, 3_000))
   }
 
@@ -459,9 +513,23 @@ const wrongProductions = async (dir: string, reference: ReferenceExecutor): Prom
   ]
 }
 
+/** One nats-server on loopback, every process in the test's own namespace. */
+const localSite = async (harness: Harness): Promise<RemoraSite> => {
+  const nats = await startNats(harness)
+  return {
+    placement: () => ({ natsUrl: nats.url, address: "127.0.0.1" }),
+    servers: [{ name: "nats-server", kill: nats.kill, restart: nats.restart }]
+  }
+}
+
+const prefixOf = (site: RemoraSite, actor: string) => {
+  const prefix = site.placement(actor).prefix
+  return prefix === undefined ? {} : { prefix }
+}
+
 export const summarizeRemora = (r: RemoraNemesisReport): string => {
   const max = (xs: ReadonlyArray<number>) => (xs.length === 0 ? 0 : Math.max(...xs))
-  const byFault = FAULTS.map((f) => {
+  const byFault = (Object.keys(r.faults) as Array<RemoraFault>).map((f) => {
     const ms = r.resumeMs.filter((x) => x.fault === f).map((x) => x.ms)
     return `${f} ${r.faults[f]} (max resume ${max(ms).toFixed(0)} ms)`
   })
