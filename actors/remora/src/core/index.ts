@@ -4,6 +4,18 @@
  * tokens, virtual cores). No clock, no I/O, randomness from an injected seed.
  */
 export {
+  type AutoscalerParams,
+  AutoscalerParamsError,
+  type AutoscalerState,
+  createAutoscaler,
+  defaultAutoscalerParams,
+  observe as observeLoad,
+  type ScaleDecision,
+  type ScaleReason,
+  validateAutoscalerParams,
+  type WorkerLoad
+} from "./autoscaler.js"
+export {
   type Architecture,
   type CompletionData,
   type CoordinatorInput,
