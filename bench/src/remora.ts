@@ -16,7 +16,8 @@
  * - Fig. 8 (workers killed under constant load, then the coordinator) runs on `reef run` processes with a
  *   data directory (remora/fig8.ts), at two or three `--epoch-ms` values in interleaved rounds
  *   (remora/fig8-report.ts): throughput and p90 over time, `recoveryDipSeconds`,
- *   `coordinatorRestartToServingMs`, and the epoch-length trade-off.
+ *   `coordinatorRestartToServingMs`, and the epoch-length trade-off, as the section `fig8` of remora.json;
+ *   `pnpm bench remora --fig8 [--quick]` measures and rewrites that section alone.
  * - The fault-free configurations run with failure detection relaxed (remora/kernel-scope.ts): on a shared
  *   machine a starved process would otherwise be taken for a dead one (/work/coord/remora-findings.md).
  */
@@ -35,13 +36,14 @@ import {
   readMachine,
   roundsFor,
   simRatioOf,
-  writeResult
+  writeResult,
+  writeSection
 } from "./harness/index.js"
 import { realBackend, simBackend } from "./remora/backends.js"
 import { coreSweep } from "./remora/core-bench.js"
 import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
-import { fig8Report, runFig8Rounds } from "./remora/fig8-report.js"
+import { FIG8_SECTION, fig8Report, fig8Section, runFig8Rounds } from "./remora/fig8-report.js"
 import { FIG5_POLICIES, type FigureData, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
 import { printTable, round } from "./report.js"
@@ -150,7 +152,43 @@ export const GOALS: Readonly<Record<string, number>> = {
   coordinatorDispatchTps: 100_000
 }
 
+/** Fig. 8 alone, written as its section of remora.json (the rest of the stored result stays). */
+const runFig8Only = async (quick: boolean): Promise<void> => {
+  const started = performance.now()
+  const machineStart = readMachine()
+  const say = (line: string) => console.log(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${line}`)
+  const report = fig8Report(quick, await runFig8Rounds(quick, say))
+  printFig8(report)
+  const command = `pnpm bench remora --fig8${quick ? " --quick" : ""}`
+  const path = await writeSection("remora", FIG8_SECTION, fig8Section(quick, command, machineStart, report))
+  console.log(`\nwrote the ${FIG8_SECTION} section of ${path} and its plots`)
+}
+
+const printFig8 = (report: ReturnType<typeof fig8Report>) => {
+  const m = report.metrics
+  printTable(
+    "Remora: Fig. 8 (real processes; median and min–max over every kill of every round)",
+    ["name", "median", "min–max", "samples"],
+    [
+      [
+        `recoveryDipSeconds (--epoch-ms ${m.recoveryDipSeconds.epochMs}; paper: about 2)`,
+        m.recoveryDipSeconds.median,
+        `${m.recoveryDipSeconds.min}–${m.recoveryDipSeconds.max}`,
+        m.recoveryDipSeconds.samples
+      ],
+      [
+        `coordinatorRestartToServingMs (--epoch-ms ${m.coordinatorRestartToServingMs.epochMs})`,
+        m.coordinatorRestartToServingMs.median,
+        `${m.coordinatorRestartToServingMs.min}–${m.coordinatorRestartToServingMs.max}`,
+        m.coordinatorRestartToServingMs.samples
+      ],
+      ...Object.entries(report.ratios).map(([k, v]) => [k, v.median, `${v.min}–${v.max}`, v.repeats])
+    ]
+  )
+}
+
 export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Promise<void> => {
+  if (flags.includes("--fig8")) return runFig8Only(quick)
   const real = flags.includes("--real")
   const scope = Effect.runSync(Scope.make())
   let hosts: Hosts | undefined
@@ -263,6 +301,7 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
 
     // Fig. 8: workers killed under constant load, then the coordinator, on real processes, at two or three
     // --epoch-ms values in interleaved rounds (remora/fig8-report.ts).
+    const fig8Start = readMachine()
     const fig8 = fig8Report(quick, await runFig8Rounds(quick, say))
 
     // ---- ratios ------------------------------------------------------------------------------------------
@@ -348,7 +387,6 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
       }
     }
     const metrics = {
-      ...fig8.metrics,
       coordinatorDispatchTps: dispatchFig("sfs/coordinator", (r) => r.dispatchTps),
       coordinatorDispatchTpsDefinition:
         "SFS with coordinator-based separation (Remora's full path), zero service time, uniform YCSB 2 objects, " +
@@ -497,25 +535,15 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
           `${metrics.coordinatorDispatchTps.min}–${metrics.coordinatorDispatchTps.max}`,
           `>= ${GOALS.coordinatorDispatchTps}`
         ],
-        [
-          `recoveryDipSeconds (Fig. 8, --epoch-ms ${metrics.recoveryDipSeconds.epochMs})`,
-          metrics.recoveryDipSeconds.median,
-          `${metrics.recoveryDipSeconds.min}–${metrics.recoveryDipSeconds.max}`,
-          "paper: about 2"
-        ],
-        [
-          "coordinatorRestartToServingMs (Fig. 8)",
-          metrics.coordinatorRestartToServingMs.median,
-          `${metrics.coordinatorRestartToServingMs.min}–${metrics.coordinatorRestartToServingMs.max}`,
-          ""
-        ],
         ["idle worker RSS MB", metrics.rss.idleWorkerMb, "", "< 120"]
       ]
     )
+    printFig8(fig8)
+    const command = `pnpm bench remora${quick ? " --quick" : ""}${real ? " --real" : ""}`
     const path = await writeResult({
       suite: "remora",
       quick,
-      command: `pnpm bench remora${quick ? " --quick" : ""}${real ? " --real" : ""}`,
+      command,
       machine: machineNow(machineStart),
       ratios,
       ...(real
@@ -530,8 +558,9 @@ export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Pr
               figures: figuresSection
             }
           }),
-      metrics,
-      curves
+      metrics: { ...metrics, [FIG8_SECTION]: fig8.metrics },
+      curves,
+      sections: { [FIG8_SECTION]: fig8Section(quick, command, fig8Start, fig8).info }
     })
     console.log(`\nwrote ${path} and its plots (${metrics.seconds} s)`)
   } finally {

@@ -10,9 +10,25 @@
  * - the plots: throughput and p90 over time of the first round at the default epoch, every kill marked, and the
  *   trade-off.
  */
-import { type Curve, interleave, type Ratio, type Round, ratioOf, spreadOf } from "../harness/index.js"
+import {
+  type Curve,
+  interleave,
+  type MachineReading,
+  machineNow,
+  type Ratio,
+  type Round,
+  ratioOf,
+  type SectionPart,
+  spreadOf
+} from "../harness/index.js"
 import { round } from "../report.js"
 import { type Fig8Run, runFig8, smoothed } from "./fig8.js"
+
+/**
+ * Fig. 8 is a section of remora.json (harness/section.ts): its ratios are named `fig8…`, its curves `fig8-…`, its
+ * metrics are `metrics.fig8`; `pnpm bench remora --fig8 [--quick]` measures and rewrites it alone.
+ */
+export const FIG8_SECTION = "fig8"
 
 /** The coordinator's default `--epoch-ms` (services/cli/src/roles/coordinator.ts): the headline's operating point. */
 export const DEFAULT_EPOCH_MS = 1_000
@@ -117,7 +133,7 @@ export const fig8Report = (quick: boolean, rounds: Fig8Rounds) => {
   ]
   const ratioNotes: Array<string> = []
   for (const [name, what, f] of candidates) {
-    const ratioName = `${name}Epoch${longest}OverEpoch${DEFAULT_EPOCH_MS}Ms`
+    const ratioName = `${FIG8_SECTION}${name[0]!.toUpperCase()}${name.slice(1)}Epoch${longest}OverEpoch${DEFAULT_EPOCH_MS}Ms`
     const den = rounds.map((r) => f(r.values[keyOf(DEFAULT_EPOCH_MS)]!))
     const num = rounds.map((r) => f(r.values[keyOf(longest)]!))
     if (den.some((d) => !(d > 0)) || num.some((n) => !Number.isFinite(n))) {
@@ -263,3 +279,16 @@ const fig8Curves = (rounds: Fig8Rounds, epochs: ReadonlyArray<number>): Record<s
     }
   }
 }
+
+/** The section as the harness writes it (with the machine over the Fig. 8 part of the run). */
+export const fig8Section = (
+  quick: boolean,
+  command: string,
+  machineStart: MachineReading,
+  report: ReturnType<typeof fig8Report>
+): SectionPart => ({
+  info: { command, quick, machine: machineNow(machineStart) },
+  ratios: report.ratios,
+  metrics: report.metrics,
+  curves: report.curves
+})

@@ -82,8 +82,8 @@ describe("Fig. 8 report", () => {
     const report = fig8Report(true, rounds([6000, 8000]))
     expect(report.metrics.recoveryDipSeconds).toMatchObject({ median: 2, min: 2, max: 2, epochMs: 1000 })
     expect(report.metrics.coordinatorRestartToServingMs).toMatchObject({ median: 4000 })
-    expect(report.ratios.recoveryDipEpoch8000OverEpoch1000Ms).toMatchObject({ median: 1.5, repeats: 2 })
-    expect(report.ratios.coordinatorRestartToServingEpoch8000OverEpoch1000Ms).toMatchObject({ median: 1.75 })
+    expect(report.ratios.fig8RecoveryDipEpoch8000OverEpoch1000Ms).toMatchObject({ median: 1.5, repeats: 2 })
+    expect(report.ratios.fig8CoordinatorRestartToServingEpoch8000OverEpoch1000Ms).toMatchObject({ median: 1.75 })
     const result = {
       suite: "t",
       quick: true,
@@ -102,8 +102,8 @@ describe("Fig. 8 report", () => {
 
   it("a restart that never served is counted and leaves its ratio out rather than writing a NaN", () => {
     const report = fig8Report(true, rounds([Number.NaN, 8000]))
-    expect(report.ratios.coordinatorRestartToServingEpoch8000OverEpoch1000Ms).toBeUndefined()
-    expect(report.metrics.fig8RatioNotes?.join()).toMatch(/coordinatorRestartToServing/)
+    expect(report.ratios.fig8CoordinatorRestartToServingEpoch8000OverEpoch1000Ms).toBeUndefined()
+    expect(report.metrics.fig8RatioNotes?.join()).toMatch(/fig8CoordinatorRestartToServing/)
     expect(report.metrics.fig8ByEpochMs["8000"]!.coordinatorKillsNotServingByDeadline).toBe(1)
     expect(
       checkResult({ suite: "t", quick: true, command: "t", machine: {}, metrics: {}, ratios: report.ratios })

@@ -238,7 +238,7 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
 
     // ---- constant load ----
     // Well below what the cluster executes even on a loaded 2-core machine: a steady level to fall from.
-    const rateTps = options.rateTps ?? (options.quick ? 300 : 500)
+    const rateTps = options.rateTps ?? (options.quick ? 120 : 300)
     const key = signingKeyFromSeed(new Uint8Array(32).fill(8))
     const next = transactionStream(
       bodySource(
