@@ -104,6 +104,7 @@ export const fig8Report = (quick: boolean, rounds: Fig8Rounds) => {
           coordinatorCpuUsPerTxSteady: spread(runs.map((r) => round(r.coordinatorCpuUsPerTx, 1))),
           workerKills: runs.reduce((n, r) => n + r.workerKills.length, 0),
           unrecoveredWorkerKills: runs.reduce((n, r) => n + r.workerKills.filter((k) => !k.recovered).length, 0),
+          workerKillsNotSteadyBefore: runs.reduce((n, r) => n + r.workerKills.filter((k) => !k.steadyBefore).length, 0),
           coordinatorKillsNotServingByDeadline: runs.reduce(
             (n, r) => n + r.coordinatorKills.filter((k) => !Number.isFinite(k.restartToServingMs)).length,
             0
@@ -177,7 +178,8 @@ export const fig8Report = (quick: boolean, rounds: Fig8Rounds) => {
       "transaction while nothing fails, measured over the steady stretch before the first kill) and a longer replay " +
       "set at a recovery (workerRecoveryReplayedTxs, coordinatorReplayedBlocks). unrecoveredWorkerKills: kills " +
       "after which throughput was not back above half by the end of the window (their dip is the whole window, a " +
-      "lower bound); coordinatorKillsNotServingByDeadline: restarts with no new receipt within 60 s (quick) or " +
+      "lower bound); workerKillsNotSteadyBefore: kills that found throughput below half the offered rate (still down from an " +
+      "earlier fault), whose dip is not read (NaN in the values); coordinatorKillsNotServingByDeadline: restarts with no new receipt within 60 s (quick) or " +
       "120 s (NaN in the values); unprovokedRecoveries: recoveries no kill explains (a live worker taken for gone, " +
       "or the stall backstop: /work/coord/remora-findings.md F1, F2)",
     ...(ratioNotes.length === 0 ? {} : { fig8RatioNotes: ratioNotes }),

@@ -55,6 +55,7 @@ describe("Fig. 8 report", () => {
         dipSeconds: dip,
         preFailureBelowHalfSeconds: 0,
         recovered: true,
+        steadyBefore: true,
         killToRecoveryMs: 900,
         replayed: 400
       }

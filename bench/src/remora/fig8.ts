@@ -47,6 +47,8 @@ export interface Fig8Options {
   readonly coordinatorKills: number
   /** Offered load (tx/s). */
   readonly rateTps?: number
+  /** More `reef run coordinator` options (e.g. `--stall-recovery-ms 0`); none in the bench's figure. */
+  readonly coordinatorOptions?: ReadonlyArray<string>
 }
 
 export interface WorkerKill {
@@ -59,6 +61,11 @@ export interface WorkerKill {
   readonly preFailureBelowHalfSeconds: number
   /** Back above half the pre-failure level by the end of the window after the kill (else the dip is censored). */
   readonly recovered: boolean
+  /**
+   * The pre-failure level was at least half the offered rate; when not (still down from an earlier fault), the
+   * kill has no level to fall from and its `dipSeconds` is NaN.
+   */
+  readonly steadyBefore: boolean
   /** From the kill to the coordinator's log of the recovery it started (the restart seen), ms. */
   readonly killToRecoveryMs: number
   /** Transactions the recovery dispatched again (its replay set, from the coordinator's log). */
@@ -226,7 +233,8 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
       "--window-ms",
       "100",
       "--epoch-ms",
-      String(options.epochMs)
+      String(options.epochMs),
+      ...(options.coordinatorOptions ?? [])
     ]
     let coordinator = await child("coordinator", "x1", coordinatorArgs)
     const workerIds = ["w1", "w2", "w3"]
@@ -257,20 +265,30 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
     let closing = false
     const submit = (tx: Transaction, firstAt: number): void => {
       if (closing) return
-      client.submitCallback(tx, (o: Submitted | ExecutionCallError) => {
+      const on = client
+      const retryLater = () => {
+        if (!closing) setTimeout(() => submit(tx, firstAt), 100)
+      }
+      try {
+        on.submitCallback(tx, outcome)
+      } catch {
+        // A client whose channel was shut down (the one replaced after a coordinator restart): again on the current.
+        retryLater()
+      }
+      function outcome(o: Submitted | ExecutionCallError): void {
         const retry =
           o instanceof ExecutionCallError ||
           (o._tag === "Rejected" &&
             (o.rejection.reason === RejectReason.REJECT_REASON_UNAVAILABLE ||
               o.rejection.reason === RejectReason.REJECT_REASON_OVERLOADED))
         if (retry) {
-          if (!closing) setTimeout(() => submit(tx, firstAt), 100)
+          retryLater()
           return
         }
         const now = performance.now()
         lastReceiptAt = now
         completions.push({ at: now - loadStart, latencyMs: now - firstAt })
-      })
+      }
     }
     const pacer = (async () => {
       let sent = 0
@@ -361,10 +379,15 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
     const workerKills = kills.map((k) => {
       const recovery = logSince(k.atMs).find((l) => /recovery after/.test(l.line))
       const seqs = /replay set seqs (\d+)\.\.(\d+)/.exec(recovery?.line ?? "")
+      const dip = dipAfter(timeline, k.atS, k.untilS)
+      // Not steady before the kill (still down from an earlier fault): no level to fall from, no dip to read.
+      const steadyBefore = dip.preFailureTps >= rateTps / 2
       return {
         worker: k.worker,
         atS: k.atS,
-        ...dipAfter(timeline, k.atS, k.untilS),
+        ...dip,
+        steadyBefore,
+        dipSeconds: steadyBefore ? dip.dipSeconds : Number.NaN,
         killToRecoveryMs: recovery === undefined ? Number.NaN : Math.round(recovery.at - k.atMs),
         replayed: seqs === null ? Number.NaN : Number(seqs[2]) - Number(seqs[1]) + 1
       }

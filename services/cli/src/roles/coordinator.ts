@@ -110,6 +110,13 @@ const coordinatorOptions = {
     default: 0,
     min: 0,
     max: 1_000_000
+  }),
+  "stall-recovery-ms": Opt.integer({
+    description:
+      "replay by itself when work in flight makes no progress for this long (ms; messages lost with a NATS restart; 0: never)",
+    default: 5000,
+    min: 0,
+    max: 3_600_000
   })
 }
 
@@ -164,6 +171,7 @@ export const coordinatorRole = defineRole({
           blockIntervalMs: input["block-interval-ms"],
           maxBlockTxs: input["max-block-txs"],
           epochMs: input["epoch-ms"],
+          stallRecoveryMs: input["stall-recovery-ms"],
           // Durable by default, like the chain's store: a restarted coordinator resumes its chain and receipts.
           ...(input["in-memory"]
             ? {}
