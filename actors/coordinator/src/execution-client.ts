@@ -94,9 +94,16 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
   Effect.gen(function* () {
     const { address } = options
     const timeoutMs = options.timeoutMs ?? 30_000
+    // After the scope closed, calls fail with UNAVAILABLE instead of grpc-js throwing "Channel has been shut down"
+    // into whoever called (a retry timer of a workload, long after).
+    let closed = false
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => new ExecutionClient(address, grpcClientCredentials())),
-      (c) => Effect.sync(() => c.close())
+      (c) =>
+        Effect.sync(() => {
+          closed = true
+          c.close()
+        })
     )
     const callError = (method: string, code: number, details: string) =>
       new ExecutionCallError({ method, address, code, details })
@@ -154,6 +161,10 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
     )
 
     const submitCallback = (tx: Transaction, done: (outcome: Submitted | ExecutionCallError) => void) => {
+      if (closed) {
+        queueMicrotask(() => done(callError("Submit", status.UNAVAILABLE, "the client was closed")))
+        return
+      }
       const s = stream ?? open()
       const id = nextId++
       s.waiting.set(id, { deadlineMs: Date.now() + timeoutMs, done })
@@ -171,6 +182,7 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
       request: I
     ) =>
       Effect.async<O, ExecutionCallError>((resume) => {
+        if (closed) return resume(Effect.fail(callError(method, status.UNAVAILABLE, "the client was closed")))
         f.call(client, request, new Metadata(), { deadline: Date.now() + timeoutMs }, (error, response) =>
           resume(
             error === null
@@ -195,6 +207,10 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
       watchCommits: Stream.asyncScoped<CommitEvent, ExecutionCallError>((emit) =>
         Effect.acquireRelease(
           Effect.sync(() => {
+            if (closed) {
+              void emit.fail(callError("WatchCommits", status.UNAVAILABLE, "the client was closed"))
+              return undefined
+            }
             const call = client.watchCommits({})
             call.on("data", (e: CommitEvent) => void emit.single(e))
             call.on("error", (e: ServiceError) => {
@@ -203,7 +219,7 @@ export const makeExecutionClient = (options: ExecutionClientOptions): Effect.Eff
             call.on("end", () => void emit.end())
             return call
           }),
-          (call) => Effect.sync(() => call.cancel())
+          (call) => Effect.sync(() => call?.cancel())
         )
       )
     }
