@@ -128,6 +128,37 @@ describe("the AirDB client core", () => {
     expect(only(answer, "Reply")[0]!.reply).toEqual({ _tag: "Value", state: undefined, snapshot: 0 })
   })
 
+  it("adopts a chain once its indexes are loaded; a failed load waits for a newer chain", () => {
+    const c = core()
+    const snap = (from: number, to: number) => ({
+      from,
+      to,
+      segment: `s${from}-${to}`,
+      indexPosition: 0,
+      keys: 1,
+      bytes: 1,
+      blocks: 1
+    })
+    const entries = Array.from(
+      { length: 3 },
+      (_, i): CommandEntry => ({ index: i, writer: "x", batch: i, intentions: [] })
+    )
+    c.step(0, { _tag: "Ride", id: 1 })
+    c.step(1, { _tag: "LogRead", sync: 1, from: 0, entries, atTail: true })
+    const chain1 = { snapshots: [snap(0, 2)], replayFrom: { ordinal: 0, position: 2, index: 2 } }
+    const asked = c.step(2, { _tag: "StateRecords", records: [{ _tag: "Chain", index: 0, chain: chain1, owner: "x" }] })
+    expect(only(asked, "LoadIndexes")).toEqual([{ _tag: "LoadIndexes", chain: chain1 }])
+    // Its segments were merged away meanwhile: the load fails, and the same chain is not asked for at once.
+    expect(only(c.step(3, { _tag: "IndexesFailed", chain: chain1 }), "LoadIndexes")).toEqual([])
+    const chain2 = { snapshots: [snap(0, 3)], replayFrom: { ordinal: 0, position: 3, index: 3 } }
+    const again = c.step(4, { _tag: "StateRecords", records: [{ _tag: "Chain", index: 1, chain: chain2, owner: "x" }] })
+    expect(only(again, "LoadIndexes")).toEqual([{ _tag: "LoadIndexes", chain: chain2 }])
+    const adopted = c.step(5, { _tag: "IndexesLoaded", chain: chain2 })
+    expect(only(adopted, "Note").map((n) => n.note._tag)).toContain("Adopted")
+    expect(c.state.adopted).toBe(chain2)
+    expect(c.state.replay.base).toBe(3)
+  })
+
   it("fails everything waiting, and every later request, once closed", () => {
     const c = core()
     c.step(0, { _tag: "Ride", id: 1 })
