@@ -81,6 +81,8 @@ export interface AirDbNemesisReport {
   readonly faults: Readonly<Partial<Record<AirDbFault, number>>>
   /** Per restarted client: ms from spawn to serving. */
   readonly restartsMs: ReadonlyArray<number>
+  /** Per restarted client: its cold start's ms as its ready line says (the rest of a restart is the process). */
+  readonly coldStartsMs: ReadonlyArray<number>
   /** Restarts that printed no ready line within their bound (each was tried again). */
   readonly startFailures: ReadonlyArray<string>
   readonly elle: CheckResult
@@ -294,6 +296,7 @@ const nemesis = async (harness: Harness, site: AirDbSite, options: AirDbNemesisO
   const kinds = options.faultKinds ?? AIRDB_FAULTS
   const faults: Partial<Record<AirDbFault, number>> = Object.fromEntries(kinds.map((k) => [k, 0]))
   const restartsMs: Array<number> = []
+  const coldStartsMs: Array<number> = []
   const startFailures: Array<string> = []
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
   /** Waits until `id` answers a Get (a liveness bound, not a performance claim). */
@@ -338,6 +341,9 @@ const nemesis = async (harness: Harness, site: AirDbSite, options: AirDbNemesisO
         }
         await serving(id)
         restartsMs.push(performance.now() - spawned)
+        const ready = clients.get(id)!.process.lines.find((l) => l.includes("cold start"))
+        const cold = ready === undefined ? undefined : /cold start (\d+) ms/.exec(ready)?.[1]
+        if (cold !== undefined) coldStartsMs.push(Number(cold))
         say(`  ${id} serves again ${(performance.now() - spawned).toFixed(0)} ms after the restart`)
         return
       }
@@ -455,6 +461,7 @@ const nemesis = async (harness: Harness, site: AirDbSite, options: AirDbNemesisO
     appends: { acknowledged: acked, lost },
     faults,
     restartsMs,
+    coldStartsMs,
     startFailures,
     elle,
     disagreements,
@@ -478,6 +485,7 @@ export const summarizeAirDb = (r: AirDbNemesisReport): string =>
       .map(([k, n]) => `${k} ${n}`)
       .join(", ")}`,
     `restarted clients served again after ${r.restartsMs.map((ms) => (ms / 1000).toFixed(1)).join(", ") || "-"} s`,
+    `their cold starts (from the ready lines) took ${r.coldStartsMs.map((ms) => (ms / 1000).toFixed(1)).join(", ") || "-"} s`,
     `restarts that did not come up in time: ${r.startFailures.length}`,
     `acknowledged appends ${r.appends.acknowledged}, lost or duplicated ${r.appends.lost.length}`,
     `Elle (strict serializable): ${r.elle.valid ? "valid" : r.elle.anomalies.map((a) => a.type).join(", ")} over ${r.elle.stats.txns} transactions`,
