@@ -62,8 +62,8 @@ export interface WorkerKill {
   /** Back above half the pre-failure level by the end of the window after the kill (else the dip is censored). */
   readonly recovered: boolean
   /**
-   * The pre-failure level was at least half the offered rate; when not (still down from an earlier fault), the
-   * kill has no level to fall from and its `dipSeconds` is NaN.
+   * The pre-failure level was within half and 1.5 times the offered rate; when not (still down from an earlier
+   * fault, or catching up on its backlog), the kill has no steady level to fall from and its `dipSeconds` is NaN.
    */
   readonly steadyBefore: boolean
   /** From the kill to the coordinator's log of the recovery it started (the restart seen), ms. */
@@ -310,7 +310,7 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
     let cpuAtFirstKill = { cpu: 0, done: 0 }
     for (let k = 0; k < options.workerKills; k++) {
       // A steady stretch (the pre-failure window and more), then a random moment.
-      const waitS = (k === 0 ? warmupS * 0.6 : PRE_FAILURE_S - 2) + random.float() * 3
+      const waitS = k === 0 ? warmupS * 0.6 + random.float() * 3 : PRE_FAILURE_S + random.float() * 2
       await sleep(waitS * 1000)
       if (k === 0) cpuAtFirstKill = { cpu: cpuSeconds(coordinator.pid), done: completions.length }
       const worker = workerIds[random.below(workerIds.length)]!
@@ -380,8 +380,9 @@ export const runFig8 = async (options: Fig8Options): Promise<Fig8Run> => {
       const recovery = logSince(k.atMs).find((l) => /recovery after/.test(l.line))
       const seqs = /replay set seqs (\d+)\.\.(\d+)/.exec(recovery?.line ?? "")
       const dip = dipAfter(timeline, k.atS, k.untilS)
-      // Not steady before the kill (still down from an earlier fault): no level to fall from, no dip to read.
-      const steadyBefore = dip.preFailureTps >= rateTps / 2
+      // Not steady before the kill (still down from an earlier fault, or catching up on its backlog): no level to
+      // fall from, no dip to read.
+      const steadyBefore = dip.preFailureTps >= rateTps / 2 && dip.preFailureTps <= rateTps * 1.5
       return {
         worker: k.worker,
         atS: k.atS,
