@@ -13,7 +13,8 @@
  * - restore: a new incarnation reads the disk, fences above the stored generation, answers UNAVAILABLE until the
  *   replay of its log has completed;
  * - timers: Tick (epoch report retries), the fence sent again every second, a replay when work in flight makes
- *   no progress for `stallRecoveryMs`, and EndEpoch every `epochMs`.
+ *   no progress (no completion) for the stall timeout, doubled after a fruitless one, and EndEpoch every
+ *   `epochMs`.
  *
  * A kill can land between two outputs of a step (`killAfter`): what was performed before it happened (sends
  * may still arrive, disk writes are durable), the rest never did.
@@ -34,6 +35,8 @@ export interface CoordinatorProcessOptions {
   readonly stallRecoveryMs: number
   /** Mutant: the seen-id check consults only this incarnation's memory (neither its log nor its receipts). */
   readonly volatileSeenIds: boolean
+  /** Mutant: the backstop's progress is the watermark only, with a fixed timeout (finding S2). */
+  readonly stallWatermarkOnly: boolean
 }
 
 export interface CoordinatorIo<P> {
@@ -74,7 +77,9 @@ export class CoordinatorProcess<P> {
   private readonly heights = new Map<number, { remaining: number }>()
   private restoring = false
   private proposals = 0
-  private progress = { watermark: 0, atMs: 0 }
+  /** The last progress seen (the watermark or any completion), and the backstop's current timeout. */
+  private progress = { watermark: 0, completed: 0, atMs: 0 }
+  private stallTimeoutMs = 0
   private refencedAtMs = 0
   private readonly inputs: Array<CoordinatorInput<P>> = []
 
@@ -88,7 +93,7 @@ export class CoordinatorProcess<P> {
     nowMs: number
   ) {
     this.core = createCoordinator<P>(params)
-    this.progress = { watermark: 0, atMs: nowMs }
+    this.progress = { watermark: 0, completed: 0, atMs: nowMs }
     this.restore()
   }
 
@@ -181,14 +186,23 @@ export class CoordinatorProcess<P> {
       this.refencedAtMs = nowMs
       for (const c of this.core.active) this.io.toWorker(this.core.registry.idOf(c), { _tag: "Fence", generation })
     }
+    // The shell's backstop (coordinator-driver.ts checkStall): any completion is progress; a stall recovery not
+    // followed by one doubles the timeout, up to 8x.
+    const base = this.options.stallRecoveryMs
     const { watermark, size } = this.core.inflight
-    if (watermark !== this.progress.watermark || size === 0 || this.core.active.length === 0) {
-      this.progress = { watermark, atMs: nowMs }
+    const completed = this.options.stallWatermarkOnly ? 0 : this.core.stats.completed
+    const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
+    if (moved) this.stallTimeoutMs = base
+    if (moved || size === 0 || this.core.active.length === 0) {
+      this.progress = { watermark, completed, atMs: nowMs }
       return
     }
-    if (this.options.stallRecoveryMs <= 0 || nowMs - this.progress.atMs < this.options.stallRecoveryMs) return
-    this.progress = { watermark, atMs: nowMs }
-    this.feed({ _tag: "Recover", reason: `no completion for ${this.options.stallRecoveryMs} ms` })
+    if (this.stallTimeoutMs === 0) this.stallTimeoutMs = base
+    if (base <= 0 || nowMs - this.progress.atMs < this.stallTimeoutMs) return
+    this.progress = { watermark, completed, atMs: nowMs }
+    const waited = this.stallTimeoutMs
+    if (!this.options.stallWatermarkOnly) this.stallTimeoutMs = Math.min(this.stallTimeoutMs * 2, base * 8)
+    this.feed({ _tag: "Recover", reason: `no completion for ${waited} ms` })
   }
 
   setWorkers(workers: ReadonlyArray<WorkerRef>): void {

@@ -64,6 +64,12 @@ const cases: ReadonlyArray<readonly [string, string, string, ReadonlyArray<Prope
     ["Theorem 1"],
     // A Fence lost in an outage just before a last recovery that replays nothing: seed 833 has it.
     830
+  ],
+  [
+    "starts a slow replay over for good (stall backstop on the watermark only, no back-off)",
+    "stall-watermark-only",
+    "slow-recovery",
+    ["liveness"]
   ]
 ]
 

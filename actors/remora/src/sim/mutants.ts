@@ -149,6 +149,12 @@ const volatileSeenIds: SimHooks = { volatileSeenIds: true }
  */
 const readStateWhenIdle: SimHooks = { readStateWhenIdle: true }
 
+/**
+ * The stall backstop before finding S2: progress is the watermark only and the timeout never grows, so a replay
+ * backlog longer than the timeout is thrown away and started over forever.
+ */
+const stallWatermarkOnly: SimHooks = { stallWatermarkOnly: true }
+
 /** Takes a lease transfer whatever generation it was sent in (the bug the crash simulator found first). */
 const acceptOldGeneration: SimHooks = {
   stepWorker: (s, input) => stepWorker(s, input._tag === "ObjectArrived" ? { ...input, generation: undefined } : input)
@@ -165,5 +171,6 @@ export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
   ["no-ownership-reclaim", noOwnershipReclaim],
   ["volatile-seen-ids", volatileSeenIds],
   ["accept-old-generation", acceptOldGeneration],
-  ["read-state-when-idle", readStateWhenIdle]
+  ["read-state-when-idle", readStateWhenIdle],
+  ["stall-watermark-only", stallWatermarkOnly]
 ])

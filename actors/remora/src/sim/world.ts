@@ -111,6 +111,8 @@ export interface SimHooks {
   readonly volatileSeenIds?: boolean
   /** The state is read as soon as the coordinator is idle, whatever generation the workers are at. */
   readonly readStateWhenIdle?: boolean
+  /** The stall backstop sees progress in the watermark only and never backs off. */
+  readonly stallWatermarkOnly?: boolean
 }
 
 type Tx = TxMeta<Transaction>
@@ -464,7 +466,11 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       coordinatorIncarnation,
       config.coordinator,
       disk,
-      { stallRecoveryMs: crashes?.stallRecoveryMs ?? 0, volatileSeenIds: hooks.volatileSeenIds === true },
+      {
+        stallRecoveryMs: crashes?.stallRecoveryMs ?? 0,
+        volatileSeenIds: hooks.volatileSeenIds === true,
+        stallWatermarkOnly: hooks.stallWatermarkOnly === true
+      },
       {
         toWorker,
         gave: onGave,
