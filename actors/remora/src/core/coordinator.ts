@@ -27,6 +27,7 @@ import {
   OWNER_CODES,
   pack,
   SchedulerView,
+  versionOf,
   WorkerRegistry
 } from "./object-table.js"
 import { type Candidates, leastLoaded, type PolicyName } from "./placement.js"
@@ -170,6 +171,11 @@ export type CoordinatorInput<P> =
    * report or transfer lost with a NATS server restart; the bus delivers at most once).
    */
   | { readonly _tag: "Recover"; readonly reason: string }
+  /**
+   * Graceful scale-in (§4.7, Alg. 5): `worker` gets no new work; once nothing of it is in flight an epoch ends,
+   * and once that epoch is persisted its objects are the coordinator's again (Reclaimed), then Retired.
+   */
+  | { readonly _tag: "Retire"; readonly worker: WorkerId; readonly reason: string }
   /** A worker's report of the latest version of each object it modified in epochs <= `epoch`. */
   | {
       readonly _tag: "EpochReport"
@@ -300,6 +306,40 @@ export type CoordinatorOutput<P> =
       readonly workers: ReadonlyArray<WorkerId>
       readonly reclaimed: number
     }
+  /** A Retire was accepted: the worker drains (no new stateful or stateless work; it still serves fetches). */
+  | { readonly _tag: "Retiring"; readonly worker: WorkerId; readonly incarnation: string; readonly reason: string }
+  /** A Retire that cannot be carried out: an unknown or inactive worker, or the last one that takes work. */
+  | { readonly _tag: "RetireRefused"; readonly worker: WorkerId; readonly reason: string }
+  /** A retirement given up: every other worker left, so the retiring one takes work again. */
+  | { readonly _tag: "RetireCancelled"; readonly worker: WorkerId; readonly reason: string }
+  /** Epoch-aligned reclaim: the retiring worker's objects are the coordinator's at their persisted versions. */
+  | { readonly _tag: "Reclaimed"; readonly worker: WorkerId; readonly epoch: number; readonly objects: number }
+  /**
+   * The worker is out of the pool: nothing in flight needs it any more; the shell stops it (Shutdown). Its
+   * departure from presence is expected and triggers no recovery. `left`: it left (crashed) while retiring.
+   */
+  | {
+      readonly _tag: "Retired"
+      readonly worker: WorkerId
+      readonly incarnation: string
+      readonly reason: string
+      readonly reclaimed: number
+      readonly left: boolean
+    }
+
+/** A worker on its way out (Alg. 5, ScaleIn). */
+interface Retirement {
+  readonly code: number
+  readonly reason: string
+  /**
+   * draining: its tasks and tokens are still in use; persisting: the epoch `epoch` covers all it did and must be
+   * persisted; releasing: reclaimed, waiting for tasks told to fetch from it (seqs <= `sourcedUntil`).
+   */
+  phase: "draining" | "persisting" | "releasing"
+  epoch: number
+  sourcedUntil: number
+  reclaimed: number
+}
 
 interface Proposal<P> {
   readonly block: ProposedBlock<P>
@@ -396,6 +436,11 @@ export interface CoordinatorState<P> {
   pendingReason: string
   pendingReclaimed: number
   nowMs: number
+  // ---- elasticity (§4.7, Alg. 5) ----
+  /** Workers retiring, by id: they stay active (epoch reports, fetches) but get no new work. */
+  readonly retiring: Map<WorkerId, Retirement>
+  /** Incarnations retired gracefully: never named as a source again, never active again. */
+  readonly decommissioned: Set<number>
 }
 
 export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorState<P> => {
@@ -449,7 +494,9 @@ export const createCoordinator = <P>(params: CoordinatorParams): CoordinatorStat
     replayedTo: 0,
     pendingReason: "",
     pendingReclaimed: 0,
-    nowMs: 0
+    nowMs: 0,
+    retiring: new Map(),
+    decommissioned: new Set()
   }
 }
 
@@ -469,12 +516,20 @@ const ensureCapacity = (s: CoordinatorState<unknown>): void => {
   s.plannedLoad = grow(s.plannedLoad, size)
 }
 
-/** The active workers with their load P (all outstanding work), as a fresh scratch array. */
+/** The active workers that take new work (not retiring) with their load P, as a fresh scratch array. */
 const candidates = (s: CoordinatorState<unknown>): Candidates => {
   const load = new Float64Array(s.registry.maxCode + 1)
   for (const c of s.active) load[c] = s.statefulLoad[c]! + s.statelessLoad[c]! + s.plannedLoad[c]!
-  return { codes: s.active, load }
+  const codes = s.retiring.size === 0 ? s.active : s.active.filter((c) => !isRetiring(s, c))
+  return { codes, load }
 }
+
+const isRetiring = (s: CoordinatorState<unknown>, code: number): boolean =>
+  s.retiring.get(s.registry.idOf(code))?.code === code
+
+/** An incarnation replaced by a newer one, or retired gracefully: its versions are the coordinator's. */
+const gone = (s: CoordinatorState<unknown>, code: number): boolean =>
+  s.registry.isRetired(code) || s.decommissioned.has(code)
 
 const subtractInto = (target: Float64Array, amounts: Float64Array): void => {
   for (let c = 0; c < amounts.length; c++) target[c] = Math.max(0, target[c]! - amounts[c]!)
@@ -611,7 +666,7 @@ const releaseStateless = <P>(
 const sourceName = (s: CoordinatorState<unknown>, code: number): Source =>
   code === GENESIS_CODE
     ? GENESIS_SOURCE
-    : code === COORDINATOR_OWNER || s.registry.isRetired(code)
+    : code === COORDINATOR_OWNER || gone(s, code)
       ? COORDINATOR_SOURCE
       : s.registry.idOf(code)
 
@@ -647,12 +702,13 @@ const dispatchPlan = <P>(
         // Pushed to another worker than this one (the plan changed): it is fetched from there.
         const from = pushedTo === 0 || pushedTo === w ? holder : pushedTo
         // A token held by a restarted incarnation is gone: the stateful worker runs the check itself.
-        if (!s.registry.isRetired(from)) {
+        if (!gone(s, from)) {
           tokenSource = s.registry.idOf(from)
           tokenPushed = pushedTo === w
         }
       }
     }
+    if (s.retiring.size > 0) noteSources(s, seq, plan.sources, from, to)
     const weight = statefulWeight(tx)
     s.statefulLoad[w]! += weight
     s.inflight.add(seq, tx.id, w, weight, height)
@@ -831,8 +887,8 @@ const activeCodes = <P>(
     const ref = byId.get(id)!
     const previous = s.registry.newestOf(id)
     const code = s.registry.codeOf(id, ref.incarnation)
-    if (s.registry.isRetired(code)) continue
-    if (previous !== undefined && previous !== code) {
+    if (gone(s, code)) continue
+    if (previous !== undefined && previous !== code && !s.decommissioned.has(previous)) {
       retire(s, previous, ref, out)
       restarted.push(id)
     }
@@ -874,11 +930,16 @@ const setWorkers = <P>(s: CoordinatorState<P>, workers: ReadonlyArray<WorkerRef>
   }
   const added = codes.filter((c) => !s.active.includes(c))
   s.active = codes
+  cancelRetirementsWithoutPeers(s, out)
   if (restarted.length > 0 || lost.length > 0) {
     const reason = [...restarted.map((id) => `${id} restarted`), ...lost.map((c) => `${s.registry.idOf(c)} left`)].join(
       ", "
     )
     recover(s, reason, out)
+    // A retiring worker that crashed or restarted: the rollback took its objects back, nothing is left to wait for.
+    for (const r of [...s.retiring.values()]) {
+      if (lost.includes(r.code) || s.registry.isRetired(r.code)) finishRetirement(s, r, true, out)
+    }
   } else if (s.replayPending && codes.length > 0) {
     // A restored coordinator (or a recovery that found no worker) replays once workers are there.
     if (s.generation > 0) out.push({ _tag: "Fence", generation: s.generation, workers: activeIds(s) })
@@ -1013,7 +1074,11 @@ export const stepCoordinator = <P>(
     case "Restore":
       restore(s, input, out)
       break
+    case "Retire":
+      startRetirement(s, input.worker, input.reason, out)
+      break
   }
+  if (s.retiring.size > 0) progressRetirements(s, out)
   return out
 }
 
@@ -1173,6 +1238,12 @@ const replayLog = <P>(s: CoordinatorState<P>, reason: string, reclaimed: number,
 const recover = <P>(s: CoordinatorState<P>, reason: string, out: Array<CoordinatorOutput<P>>): void => {
   if (s.params.architecture !== "asymmetric") return
   const reclaimed = rollBack(s)
+  // Every retirement closes an epoch again after the replay (the one it waited for may be dropped).
+  // Tasks told to fetch from a releasing one are fenced off.
+  for (const r of s.retiring.values()) {
+    if (r.phase === "persisting") r.phase = "draining"
+    r.sourcedUntil = 0
+  }
   fence(s, out)
   s.pendingReason = reason
   s.pendingReclaimed = reclaimed
@@ -1202,3 +1273,133 @@ const restore = <P>(
 
 /** Committed transactions not completed yet. */
 export const inflightCount = (s: CoordinatorState<unknown>): number => s.inflight.size
+
+// ---- elasticity: graceful scale-in (§4.7, Alg. 5) -----------------------------------------------------------
+
+/** StopPlacingStateful: the worker stays active (reports, fetches) but plans and stateless parts avoid it. */
+const startRetirement = <P>(
+  s: CoordinatorState<P>,
+  worker: WorkerId,
+  reason: string,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const code = s.registry.newestOf(worker)
+  const refuse = (why: string) => out.push({ _tag: "RetireRefused", worker, reason: why })
+  if (s.params.architecture !== "asymmetric") return void refuse("symmetric workers all schedule every block")
+  if (code === undefined || !s.active.includes(code)) return void refuse("not an active worker")
+  if (s.retiring.has(worker)) return void refuse("already retiring")
+  if (s.active.every((c) => c === code || isRetiring(s, c))) return void refuse("the last worker that takes work")
+  s.retiring.set(worker, { code, reason, phase: "draining", epoch: 0, sourcedUntil: 0, reclaimed: 0 })
+  out.push({ _tag: "Retiring", worker, incarnation: s.registry.incarnationOf(code), reason })
+  // Plans of the window may place work on it: plan them again without it.
+  discardPlans(s)
+  replanPending(s, out)
+}
+
+/** Tasks told to fetch a version from a retiring worker: it is stopped only after they completed. */
+const noteSources = (
+  s: CoordinatorState<unknown>,
+  seq: number,
+  sources: Int32Array | ReadonlyArray<number>,
+  from: number,
+  to: number
+): void => {
+  for (const r of s.retiring.values()) {
+    for (let i = from; i < to; i++) if (sources[i] === r.code) r.sourcedUntil = seq
+  }
+}
+
+/** Holds a token the stateful part of a transaction not dispatched yet will fetch. */
+const holdsTokens = (s: CoordinatorState<unknown>, code: number): boolean => {
+  for (const at of s.statelessAt.values()) {
+    const holder = at % OWNER_CODES
+    if (holder === code || (at - holder) / OWNER_CODES === code) return true
+  }
+  return false
+}
+
+/** WaitForLeasesToTransferOrExpire, then the epoch-aligned reclaim and Shutdown. */
+const progressRetirements = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  for (const r of [...s.retiring.values()]) {
+    if (r.phase === "draining") {
+      if (s.replayPending || s.inflight.seqsOf(r.code).length > 0 || holdsTokens(s, r.code)) continue
+      // Everything it ran is dispatched before this point: the epoch ending here covers it.
+      endEpoch(s, out)
+      r.epoch = s.epoch - 1
+      r.phase = "persisting"
+    }
+    if (r.phase === "persisting") {
+      if (s.persisted.epoch < r.epoch) continue
+      r.reclaimed = reclaim(s, r.code)
+      r.phase = "releasing"
+      out.push({ _tag: "Reclaimed", worker: s.registry.idOf(r.code), epoch: s.persisted.epoch, objects: r.reclaimed })
+      discardPlans(s)
+      replanPending(s, out)
+    }
+    if (r.phase === "releasing" && s.inflight.watermark > r.sourcedUntil) finishRetirement(s, r, false, out)
+  }
+}
+
+/**
+ * Every object the router still gives the worker goes back to the coordinator at the version it has: nothing
+ * was placed on the worker since it drained, so that version is the one the persisted snapshot holds.
+ */
+const reclaim = (s: CoordinatorState<unknown>, code: number): number => {
+  let reclaimed = 0
+  for (let id = 0; id < s.keys.size; id++) {
+    const packed = s.router.get(id)
+    if (ownerOfPacked(packed) !== code) continue
+    const key = s.keys.name(id)
+    const version = versionOf(packed)
+    const held = s.snapshot.get(key)
+    if (held?.version !== version) {
+      throw new Error(
+        `reclaim: ${s.registry.idOf(code)} owns ${key}@${version}, the snapshot holds @${held?.version ?? "none"}`
+      )
+    }
+    s.router.set(id, pack(version, COORDINATOR_OWNER))
+    reclaimed++
+  }
+  s.scheduler.resync()
+  return reclaimed
+}
+
+const finishRetirement = <P>(
+  s: CoordinatorState<P>,
+  r: Retirement,
+  left: boolean,
+  out: Array<CoordinatorOutput<P>>
+): void => {
+  const worker = s.registry.idOf(r.code)
+  s.retiring.delete(worker)
+  s.decommissioned.add(r.code)
+  s.active = s.active.filter((c) => c !== r.code)
+  out.push({
+    _tag: "Retired",
+    worker,
+    incarnation: s.registry.incarnationOf(r.code),
+    reason: r.reason,
+    reclaimed: r.reclaimed,
+    left
+  })
+}
+
+/**
+ * Nobody else takes work: a retiring worker must (RetireCancelled), except one already reclaimed, which just
+ * retires (nobody is left to fetch from it).
+ */
+const cancelRetirementsWithoutPeers = <P>(s: CoordinatorState<P>, out: Array<CoordinatorOutput<P>>): void => {
+  if (s.retiring.size === 0 || s.active.some((c) => !isRetiring(s, c))) return
+  for (const [worker, r] of [...s.retiring]) {
+    if (!s.active.includes(r.code)) continue
+    if (r.phase === "releasing") {
+      finishRetirement(s, r, false, out)
+      continue
+    }
+    s.retiring.delete(worker)
+    out.push({ _tag: "RetireCancelled", worker, reason: "no other worker takes work" })
+  }
+}
+
+/** Workers retiring, by id (operator view). */
+export const retiringWorkers = (s: CoordinatorState<unknown>): ReadonlyArray<WorkerId> => [...s.retiring.keys()]
