@@ -65,6 +65,19 @@ const cases: ReadonlyArray<readonly [string, string, string, ReadonlyArray<Prope
     // A Fence lost in an outage just before a last recovery that replays nothing: seed 833 has it.
     830
   ],
+  // Elasticity (§4.7, Alg. 5).
+  [
+    "retires a worker without the epoch-aligned reclaim",
+    "retire-without-reclaim",
+    "elastic",
+    ["Theorem 1", "Theorem 3", "liveness", "no crash"]
+  ],
+  [
+    "keeps dispatching to a retired worker",
+    "dispatch-to-retired",
+    "elastic",
+    ["retired gets no work", "Theorem 3", "liveness"]
+  ],
   [
     "starts a slow replay over for good (stall backstop on the watermark only, no back-off)",
     "stall-watermark-only",

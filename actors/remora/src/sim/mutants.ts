@@ -160,6 +160,33 @@ const acceptOldGeneration: SimHooks = {
   stepWorker: (s, input) => stepWorker(s, input._tag === "ObjectArrived" ? { ...input, generation: undefined } : input)
 }
 
+// ---- elasticity (§4.7, Alg. 5) ---------------------------------------------------------------------------
+
+/**
+ * Retires a drained worker without the epoch-aligned reclaim: the router still names it as the owner of its
+ * cold objects, whose versions nobody else holds once its process stopped.
+ */
+const retireWithoutReclaim: SimHooks = {
+  stepCoordinator: (s, input) => {
+    for (const r of s.retiring.values()) if (r.phase === "persisting") r.phase = "releasing"
+    return stepCoordinator(s, input)
+  }
+}
+
+/** Keeps a retired worker in the set that gets work (its process has stopped). */
+const dispatchToRetired: SimHooks = {
+  stepCoordinator: (s, input) => {
+    const out = stepCoordinator(s, input)
+    for (const o of out) {
+      if (o._tag !== "Retired" || o.left) continue
+      const code = s.registry.find(o.worker, o.incarnation)!
+      s.decommissioned.delete(code)
+      s.active = [...s.active, code].sort((a, b) => (s.registry.idOf(a) < s.registry.idOf(b) ? -1 : 1))
+    }
+    return out
+  }
+}
+
 export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
   ["adopt-out-of-order", adoptOutOfOrder],
   ["reuse-version", reuseVersion],
@@ -172,5 +199,7 @@ export const MUTANTS: ReadonlyMap<string, SimHooks> = new Map([
   ["volatile-seen-ids", volatileSeenIds],
   ["accept-old-generation", acceptOldGeneration],
   ["read-state-when-idle", readStateWhenIdle],
-  ["stall-watermark-only", stallWatermarkOnly]
+  ["stall-watermark-only", stallWatermarkOnly],
+  ["retire-without-reclaim", retireWithoutReclaim],
+  ["dispatch-to-retired", dispatchToRetired]
 ])

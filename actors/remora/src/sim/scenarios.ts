@@ -238,6 +238,29 @@ export const SCENARIOS: ReadonlyMap<string, (seed: number) => SimConfig> = new M
       }
     }
   ],
+  // Elasticity (§4.7, Alg. 5): workers retired gracefully and spares joining at random points, with the
+  // network faults, over every policy, separation mode and timing.
+  [
+    "elastic",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = withFaults(base("elastic", seed, p), p)
+      return {
+        ...c,
+        coordinator: { ...anyParams(c.coordinator, p), epochBlocks: p.pick([0, 0, 2, 5]) },
+        elastic: { untilMs: p.int(50, 600), gapMs: p.pick([10, 40, 150]), spares: p.int(0, 3) }
+      }
+    }
+  ],
+  // Elasticity while workers crash: retirements and joins also land during a recovery.
+  [
+    "elastic-crash",
+    (seed: number) => {
+      const p = new Prng(seed)
+      const c = withCrashes(withFaults(base("elastic-crash", seed, p), p), p, "workers")
+      return { ...c, elastic: { untilMs: c.crashes!.untilMs, gapMs: p.pick([20, 80, 300]), spares: p.int(0, 3) } }
+    }
+  ],
   // Both, plus pauses (SIGSTOP), NATS server restarts and message loss, over every policy, separation mode and
   // timing.
   [

@@ -11,6 +11,8 @@ export type Property =
   /** Every committed transaction completes once faults stop (A8). */
   | "liveness"
   | "no crash"
+  /** A worker retired gracefully (§4.7) was sent work after its Retired. */
+  | "retired gets no work"
 
 export interface Violation {
   readonly property: Property

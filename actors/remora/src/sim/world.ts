@@ -67,6 +67,15 @@ export interface CrashFaults {
   readonly pauseLoss: boolean
 }
 
+/** Elasticity (§4.7): workers retired (Alg. 5) and spares joining at random points, also during recoveries. */
+export interface ElasticChanges {
+  /** Changes happen before this time, a mean `gapMs` apart. */
+  readonly untilMs: number
+  readonly gapMs: number
+  /** Workers that may join (never seen before: no objects), after the initial and late ones. */
+  readonly spares: number
+}
+
 export interface SimConfig {
   readonly scenario: string
   readonly seed: number
@@ -98,6 +107,8 @@ export interface SimConfig {
   readonly maxTimeMs: number
   /** Crashes and restarts (none when absent: every process lives one incarnation). */
   readonly crashes?: CrashFaults
+  /** Scale-in and scale-out (none when absent). */
+  readonly elastic?: ElasticChanges
 }
 
 export type StepCoordinator = typeof stepCoordinator
@@ -143,6 +154,7 @@ type Event =
   | { readonly k: "coordinator-membership"; readonly coordinator: number }
   | { readonly k: "outage" }
   | { readonly k: "pause" }
+  | { readonly k: "elastic" }
 
 /** A copy of an object version seen somewhere: produced by an execution, or carried by a transfer. */
 export interface VersionCopy {
@@ -163,6 +175,9 @@ export interface CrashStats {
   replayed: number
   epochsPersisted: number
   resubmissions: number
+  /** Elasticity: workers retired gracefully (their process stopped) and spares that joined. */
+  retired: number
+  joined: number
 }
 
 /** What a run did, for the checker. */
@@ -245,12 +260,16 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
   const crashes = config.crashes
   // Drawn only with crashes, so runs without them are the runs they always were.
   const faults = crashes === undefined ? undefined : prng.fork()
+  const elastic = config.elastic === undefined ? undefined : prng.fork()
   const q = new EventQueue<Event>()
   const stepW = hooks.stepWorker ?? stepWorker
   const disk = new SimDisk<Transaction>()
   const processes = new Map<WorkerId, WorkerProcess | undefined>()
   const initial = workerIds(config.workers)
   const late = workerIds(config.lateWorkers, config.workers)
+  const spares = workerIds(config.elastic?.spares ?? 0, config.workers + config.lateWorkers)
+  /** Incarnations retired gracefully (`id@incarnation`): their process stopped, they never get work again. */
+  const retired = new Set<string>()
   const slow = new Map<WorkerId, number>()
   ;[...initial, ...late].forEach((w, i) => {
     slow.set(w, config.slowFactor[i] ?? 1)
@@ -283,7 +302,9 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       recoveries: 0,
       replayed: 0,
       epochsPersisted: 0,
-      resubmissions: 0
+      resubmissions: 0,
+      retired: 0,
+      joined: 0
     },
     finishedAtMs: undefined,
     crash: undefined,
@@ -357,7 +378,29 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
   let coordinatorIncarnation = 0
 
   const onCoordinatorOutput = (o: CoordinatorOutput<Transaction>) => {
+    if ((o._tag === "SendStateless" || o._tag === "SendStateful") && retired.has(`${o.worker}@${o.incarnation}`)) {
+      violation({
+        property: "retired gets no work",
+        message: `${o._tag} to ${o.worker}@${o.incarnation} after it retired`
+      })
+    }
     switch (o._tag) {
+      case "Retired":
+        // Shutdown: the process stops (as `reef run worker` on SIGTERM); presence sees it leave.
+        if (!o.left && processes.get(o.worker)?.incarnation === o.incarnation) {
+          retired.add(`${o.worker}@${o.incarnation}`)
+          processes.set(o.worker, undefined)
+          record.workers.delete(o.worker)
+          pausedUntil.delete(o.worker)
+          record.crashStats.retired++
+          q.after(crashes?.presenceTimeoutMs ?? 1, {
+            k: "presence",
+            worker: o.worker,
+            incarnation: o.incarnation,
+            up: false
+          })
+        }
+        break
       case "SendStateless":
         toWorker(o.worker, { _tag: "Stateless", tasks: o.tasks })
         break
@@ -654,6 +697,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
     // coordinator's fence generation (one still at an older one holds objects a recovery took back: finding S3).
     const generation = coordinator.core.generation
     for (const [id, p] of processes) {
+      if (p === undefined && retired.has(`${id}@${incarnations.get(id)}`)) continue
       if (p === undefined || (p.state.generation !== generation && hooks.readStateWhenIdle !== true)) return false
       const m = members.get(id)
       if (m === undefined || !m.up || m.incarnation !== p.incarnation) return false
@@ -860,6 +904,23 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
         record.crashStats.pauses++
         break
       }
+      case "elastic": {
+        const changes = config.elastic!
+        if (q.now >= changes.untilMs) break
+        q.after(elastic!.float() * 2 * changes.gapMs, { k: "elastic" })
+        const c = coordinator
+        if (c === undefined || !c.alive || pausedAt(COORDINATOR) !== undefined) break
+        const spare = spares.find((id) => !processes.has(id))
+        if (spare !== undefined && elastic!.chance(0.5)) {
+          members.set(spare, { incarnation: startWorker(spare), up: true })
+          record.crashStats.joined++
+          membershipChanged()
+          break
+        }
+        const live = [...processes].filter(([, p]) => p !== undefined).map(([id]) => id)
+        if (live.length > 0) c.feed({ _tag: "Retire", worker: elastic!.pick(live), reason: "sim" })
+        break
+      }
       case "outage": {
         if (q.now >= crashes!.untilMs) break
         q.after(gap(crashes!.outageGapMs), { k: "outage" })
@@ -888,6 +949,7 @@ export const runWorld = (config: SimConfig, hooks: SimHooks = {}): SimRecord => 
       if (crashes.outageGapMs > 0) q.at(gap(crashes.outageGapMs), { k: "outage" })
       if (crashes.pauseGapMs > 0) q.at(gap(crashes.pauseGapMs), { k: "pause" })
     }
+    if (config.elastic !== undefined) q.at(elastic!.float() * 2 * config.elastic.gapMs, { k: "elastic" })
     let drained = 0
     for (let e = q.pop(); e !== undefined; e = q.pop()) {
       if (!done && q.now > config.maxTimeMs) break
