@@ -18,6 +18,7 @@
  * persist index and replay (§4.6) will build on.
  */
 
+import type { WorkerLoad } from "./autoscaler.js"
 import { type ClosedEpoch, closeEpoch, type LoggedBlock, type PersistedObject, type Persistence } from "./epochs.js"
 import { InflightWindow } from "./inflight.js"
 import {
@@ -1403,3 +1404,11 @@ const cancelRetirementsWithoutPeers = <P>(s: CoordinatorState<P>, out: Array<Coo
 
 /** Workers retiring, by id (operator view). */
 export const retiringWorkers = (s: CoordinatorState<unknown>): ReadonlyArray<WorkerId> => [...s.retiring.keys()]
+
+/** The pool as the autoscaler sees it: each active worker's load P and whether it is retiring. */
+export const poolLoads = (s: CoordinatorState<unknown>): Array<WorkerLoad> =>
+  s.active.map((c) => ({
+    id: s.registry.idOf(c),
+    load: s.statefulLoad[c]! + s.statelessLoad[c]! + s.plannedLoad[c]!,
+    state: isRetiring(s, c) ? "retiring" : "active"
+  }))

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest"
 import { tx } from "../test/core-fixtures.js"
+import { createAutoscaler, observe } from "./autoscaler.js"
 import {
   type CoordinatorInput,
   type CoordinatorOutput,
   createCoordinator,
   defaultCoordinatorParams,
+  poolLoads,
   stepCoordinator
 } from "./coordinator.js"
 import { COORDINATOR_OWNER, ownerOf, versionOf } from "./object-table.js"
@@ -167,5 +169,47 @@ describe("scale-out (§4.7)", () => {
     expect(joined.filter((o) => o._tag === "Fence" || o._tag === "Recovered")).toEqual([])
     const out = h.block([tx("b", ["p"], ["p"], { statelessCostUs: 100 })])
     expect(statelessTo(out)).toEqual(["w2"])
+  })
+})
+
+describe("the autoscaler on the coordinator's loads", () => {
+  it("grows the pool under a sustained load and retires a worker when it drops, ending with no recovery", () => {
+    const h = harness(["w1"])
+    const policy = createAutoscaler({
+      min: 1,
+      max: 3,
+      highLoad: 1_000,
+      lowLoad: 100,
+      sustain: 2,
+      coolDownMs: 10,
+      spawnTimeoutMs: 1_000
+    })
+    const spares = ["w2", "w3"]
+    const decisions: Array<string> = []
+    let now = 0
+    const tick = (busy: boolean) => {
+      now += 10
+      if (busy) h.block([tx(`t${now}`, [`k${now % 7}`], [`k${now % 7}`], { statefulCostUs: 2_000 })])
+      else for (const w of h.running.keys()) h.finish(w)
+      const d = observe(policy, now, poolLoads(h.s))
+      if (d?._tag === "Spawn") {
+        decisions.push(`spawn:${d.reason}`)
+        const ids = [...poolLoads(h.s).map((w) => w.id), spares.shift()!]
+        h.step({ _tag: "Workers", workers: refs(ids) })
+      } else if (d?._tag === "Retire") {
+        decisions.push(`retire:${d.worker}`)
+        h.step({ _tag: "Retire", worker: d.worker, reason: d.reason })
+      }
+    }
+    for (let i = 0; i < 12; i++) tick(true)
+    for (let i = 0; i < 12; i++) tick(false)
+    expect(decisions.filter((d) => d.startsWith("spawn"))).toEqual(["spawn:load-high", "spawn:load-high"])
+    expect(decisions.some((d) => d.startsWith("retire"))).toBe(true)
+    const retired = tagged(h.log, "Retired").map((r) => r.worker)
+    expect(retired.length).toBeGreaterThan(0)
+    // Stopped processes leave presence: no recovery.
+    h.step({ _tag: "Workers", workers: refs(poolLoads(h.s).map((w) => w.id)) })
+    expect(h.s.stats.recoveries).toBe(0)
+    expect(h.s.active.length).toBe(3 - retired.length)
   })
 })

@@ -27,6 +27,8 @@ export {
   defaultCoordinatorParams,
   inflightCount,
   type LostIncarnation,
+  poolLoads,
+  retiringWorkers,
   type Separation,
   type StatefulTaskData,
   type StatelessTaskData,
