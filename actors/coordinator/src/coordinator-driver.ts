@@ -309,15 +309,17 @@ export class CoordinatorDriver {
   /**
    * Liveness backstop: in-flight work with no completion at all for the stall timeout is replayed (a task,
    * report or transfer lost with a NATS server restart). Any completion counts as progress, not only the
-   * watermark: a long backlog moves it rarely. A stall recovery that is not followed by a completion doubles
-   * the timeout (up to 8x): a replay slower than the timeout on a starved machine must not start over forever.
+   * watermark: a long backlog moves it rarely. Each stall recovery doubles the timeout (up to 8x) until a
+   * replay completes: a replay slower than the timeout on a starved machine must not start over forever.
    */
   private checkStall(nowMs: number): void {
     const base = this.options.stallRecoveryMs
     const { watermark, size } = this.core.inflight
     const completed = this.core.stats.completed
     const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
-    if (moved) this.stallTimeoutMs = base
+    // The backed-off timeout holds until the last replay has completed: completions that merely trickle in
+    // during a slow replay must not bring back the timeout that keeps interrupting it.
+    if (moved && watermark > this.core.replayedTo) this.stallTimeoutMs = base
     if (moved || size === 0 || this.core.active.length === 0) {
       this.progress = { watermark, completed, atMs: nowMs }
       return

@@ -128,11 +128,13 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
       const sum = new StateDigestSum()
       // Objects the coordinator owns again after a recovery (their persisted versions) are part of the state.
       for (const o of driver.heldObjects()) sum.add(o.key, o.version, o.value)
+      // Complete only when every worker answered at the current fence generation: one that has not taken the
+      // last fence yet still holds objects a recovery took back (a key would count twice).
       let answered = 0
       for (const d of digests) {
         if (d._tag === "Right") {
           sum.merge(d.right)
-          answered++
+          if (d.right.generation === driver.core.generation) answered++
         }
       }
       const digest = sum.toProto()

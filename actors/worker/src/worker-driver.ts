@@ -233,7 +233,7 @@ export class WorkerDriver {
   digest(): StateDigest {
     const sum = new StateDigestSum()
     for (const [key, held] of this.core.objects) sum.add(key, held.version, held.value)
-    return sum.toProto()
+    return { ...sum.toProto(), generation: this.core.generation }
   }
 
   private perform(o: WorkerOutput<Transaction>): void {

@@ -42,7 +42,7 @@ export class StateDigestSum {
   }
 
   toProto(): StateDigest {
-    return { objects: this.objects, versionSum: this.versionSum, hashSum: Buffer.from(this.hashSum) }
+    return { objects: this.objects, versionSum: this.versionSum, hashSum: Buffer.from(this.hashSum), generation: 0 }
   }
 
   /** One hex string for the whole digest (count, version sum and hash sum). */

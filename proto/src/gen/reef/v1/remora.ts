@@ -463,6 +463,11 @@ export interface StateDigest {
   versionSum: number;
   /** 32 bytes, little-endian. */
   hashSum: Buffer;
+  /**
+   * A worker's answer: the fence generation its objects belong to (a sum counts only when every worker is at the
+   * coordinator's current one). 0 in a summed digest.
+   */
+  generation: number;
 }
 
 export interface StateDigestRequest {
@@ -3827,7 +3832,7 @@ export const PeekObjectReply: MessageFns<PeekObjectReply, "reef.v1.PeekObjectRep
 };
 
 function createBaseStateDigest(): StateDigest {
-  return { objects: 0, versionSum: 0, hashSum: Buffer.alloc(0) };
+  return { objects: 0, versionSum: 0, hashSum: Buffer.alloc(0), generation: 0 };
 }
 
 export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
@@ -3842,6 +3847,9 @@ export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
     }
     if (message.hashSum.length !== 0) {
       writer.uint32(26).bytes(message.hashSum);
+    }
+    if (message.generation !== 0) {
+      writer.uint32(32).uint64(message.generation);
     }
     return writer;
   },
@@ -3883,6 +3891,14 @@ export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
             message.hashSum = Buffer.from(reader.bytes());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3908,6 +3924,7 @@ export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
         : isSet(object.hash_sum)
         ? Buffer.from(bytesFromBase64(object.hash_sum))
         : Buffer.alloc(0),
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
     };
   },
 
@@ -3922,6 +3939,9 @@ export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
     if (message.hashSum.length !== 0) {
       obj.hashSum = base64FromBytes(message.hashSum);
     }
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
     return obj;
   },
 
@@ -3933,6 +3953,7 @@ export const StateDigest: MessageFns<StateDigest, "reef.v1.StateDigest"> = {
     message.objects = object.objects ?? 0;
     message.versionSum = object.versionSum ?? 0;
     message.hashSum = object.hashSum ?? Buffer.alloc(0);
+    message.generation = object.generation ?? 0;
     return message;
   },
 };
