@@ -186,13 +186,14 @@ export class CoordinatorProcess<P> {
       this.refencedAtMs = nowMs
       for (const c of this.core.active) this.io.toWorker(this.core.registry.idOf(c), { _tag: "Fence", generation })
     }
-    // The shell's backstop (coordinator-driver.ts checkStall): any completion is progress; a stall recovery not
-    // followed by one doubles the timeout, up to 8x.
+    // The shell's backstop (coordinator-driver.ts checkStall): any completion is progress; each stall recovery
+    // doubles the timeout (up to 8x) until a replay completes.
     const base = this.options.stallRecoveryMs
     const { watermark, size } = this.core.inflight
     const completed = this.options.stallWatermarkOnly ? 0 : this.core.stats.completed
     const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
-    if (moved) this.stallTimeoutMs = base
+    // As d717a8b: the backed-off timeout holds until the last replay completed (watermark past replayedTo).
+    if (moved && (this.options.stallWatermarkOnly || watermark > this.core.replayedTo)) this.stallTimeoutMs = base
     if (moved || size === 0 || this.core.active.length === 0) {
       this.progress = { watermark, completed, atMs: nowMs }
       return
