@@ -12,14 +12,14 @@ describe("simulator determinism", () => {
       const b = run(4242)
       expect(b, name).toEqual(a)
     }
-  })
+  }, 240_000)
 
   it("replaying with --n set to the drawn N is the same run (the draw is always made)", () => {
     for (const [name, run] of SCENARIOS) {
       const drawn = run(99)
       expect(run(99, { n: drawn.n }), name).toEqual(drawn)
     }
-  })
+  }, 240_000)
 
   it("--n fixes N; without it N is drawn from the seed among 3, 5, 7, 9", () => {
     expect(runInstanceSim("crash", 7, { n: 9 }).n).toBe(9)
