@@ -33,9 +33,12 @@ import {
   type CoordinatorOutput,
   type CoordinatorParams,
   type CoordinatorState,
+  checkStall,
   createCoordinator,
+  createStallBackstop,
   genesisValue,
   ownerOf,
+  type StallBackstop,
   stepCoordinator,
   versionOf,
   type WorkerRef
@@ -226,6 +229,7 @@ export class CoordinatorDriver {
     readonly durable: DurableState = memoryDurableState()
   ) {
     this.core = createCoordinator<Transaction>(options.params)
+    this.stall = createStallBackstop(options.stallRecoveryMs)
     this.telemetry = new CoordinatorTelemetry(options.id)
     this.mempool = new Mempool(options.mempool)
     this.receipts = new ReceiptBook(options.maxReceipts, durable.receipt)
@@ -287,9 +291,8 @@ export class CoordinatorDriver {
     })
   }
 
-  /** The last progress seen (the watermark or any completion of this generation), and the backstop's timeout. */
-  private progress = { watermark: 0, completed: 0, atMs: 0 }
-  private stallTimeoutMs = 0
+  /** The liveness backstop (core/stall.ts): work in flight with no completion for its timeout is replayed. */
+  private readonly stall: StallBackstop
   private refencedAtMs = 0
 
   /**
@@ -306,33 +309,9 @@ export class CoordinatorDriver {
     }
   }
 
-  /**
-   * Liveness backstop: in-flight work with no completion at all for the stall timeout is replayed (a task,
-   * report or transfer lost with a NATS server restart). Any completion counts as progress, not only the
-   * watermark: a long backlog moves it rarely. Each stall recovery doubles the timeout (up to 8x) until a
-   * replay completes: a replay slower than the timeout on a starved machine must not start over forever.
-   */
   private checkStall(nowMs: number): void {
-    const base = this.options.stallRecoveryMs
-    const { watermark, size } = this.core.inflight
-    const completed = this.core.stats.completed
-    const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
-    // The backed-off timeout holds until the last replay has completed: completions that merely trickle in
-    // during a slow replay must not bring back the timeout that keeps interrupting it.
-    if (moved && watermark > this.core.replayedTo) this.stallTimeoutMs = base
-    if (moved || size === 0 || this.core.active.length === 0) {
-      this.progress = { watermark, completed, atMs: nowMs }
-      return
-    }
-    if (this.stallTimeoutMs === 0) this.stallTimeoutMs = base
-    if (base <= 0 || nowMs - this.progress.atMs < this.stallTimeoutMs) return
-    this.progress = { watermark, completed, atMs: nowMs }
-    const waited = this.stallTimeoutMs
-    this.stallTimeoutMs = Math.min(this.stallTimeoutMs * 2, base * 8)
-    this.feed({
-      _tag: "Recover",
-      reason: `no completion for ${waited} ms with ${size} transactions in flight (lost messages?)`
-    })
+    const reason = checkStall(this.stall, this.core as CoordinatorState<unknown>, nowMs)
+    if (reason !== undefined) this.feed({ _tag: "Recover", reason })
   }
 
   /** Serving again once the replay of a restore has completed. */

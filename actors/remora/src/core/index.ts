@@ -73,6 +73,7 @@ export {
   statelessWeight
 } from "./planner.js"
 export { Prng } from "./prng.js"
+export { checkStall, createStallBackstop, type StallBackstop } from "./stall.js"
 export {
   dependencyEdges,
   type Keyed,

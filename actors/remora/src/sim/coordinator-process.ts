@@ -27,6 +27,7 @@ import {
   createCoordinator,
   type stepCoordinator
 } from "../core/coordinator.js"
+import { checkStall, createStallBackstop, type StallBackstop } from "../core/stall.js"
 import type { TxMeta, WorkerId, WorkerRef } from "../core/types.js"
 import type { WorkerInput } from "../core/worker.js"
 import type { SimDisk, SimReceipt } from "./durable.js"
@@ -77,9 +78,7 @@ export class CoordinatorProcess<P> {
   private readonly heights = new Map<number, { remaining: number }>()
   private restoring = false
   private proposals = 0
-  /** The last progress seen (the watermark or any completion), and the backstop's current timeout. */
-  private progress = { watermark: 0, completed: 0, atMs: 0 }
-  private stallTimeoutMs = 0
+  private readonly stall: StallBackstop
   private refencedAtMs = 0
   private readonly inputs: Array<CoordinatorInput<P>> = []
 
@@ -93,7 +92,7 @@ export class CoordinatorProcess<P> {
     nowMs: number
   ) {
     this.core = createCoordinator<P>(params)
-    this.progress = { watermark: 0, completed: 0, atMs: nowMs }
+    this.stall = createStallBackstop(options.stallRecoveryMs, nowMs, options.stallWatermarkOnly)
     this.restore()
   }
 
@@ -186,24 +185,9 @@ export class CoordinatorProcess<P> {
       this.refencedAtMs = nowMs
       for (const c of this.core.active) this.io.toWorker(this.core.registry.idOf(c), { _tag: "Fence", generation })
     }
-    // The shell's backstop (coordinator-driver.ts checkStall): any completion is progress; each stall recovery
-    // doubles the timeout (up to 8x) until a replay completes.
-    const base = this.options.stallRecoveryMs
-    const { watermark, size } = this.core.inflight
-    const completed = this.options.stallWatermarkOnly ? 0 : this.core.stats.completed
-    const moved = watermark !== this.progress.watermark || completed !== this.progress.completed
-    // As d717a8b: the backed-off timeout holds until the last replay completed (watermark past replayedTo).
-    if (moved && (this.options.stallWatermarkOnly || watermark > this.core.replayedTo)) this.stallTimeoutMs = base
-    if (moved || size === 0 || this.core.active.length === 0) {
-      this.progress = { watermark, completed, atMs: nowMs }
-      return
-    }
-    if (this.stallTimeoutMs === 0) this.stallTimeoutMs = base
-    if (base <= 0 || nowMs - this.progress.atMs < this.stallTimeoutMs) return
-    this.progress = { watermark, completed, atMs: nowMs }
-    const waited = this.stallTimeoutMs
-    if (!this.options.stallWatermarkOnly) this.stallTimeoutMs = Math.min(this.stallTimeoutMs * 2, base * 8)
-    this.feed({ _tag: "Recover", reason: `no completion for ${waited} ms` })
+    // The shell's backstop (coordinator-driver.ts runs the same core/stall.ts).
+    const reason = checkStall(this.stall, this.core as CoordinatorState<unknown>, nowMs)
+    if (reason !== undefined) this.feed({ _tag: "Recover", reason })
   }
 
   setWorkers(workers: ReadonlyArray<WorkerRef>): void {

@@ -1,12 +1,7 @@
-import { describe, expect, it } from "vitest"
-import { CI_CRASH_SEEDS_PER_SCENARIO, runSuiteChunk } from "./seed-suite.js"
+import { describeSeedChunks } from "./seed-chunks.js"
+import { CI_CRASH_SEEDS_PER_SCENARIO } from "./seed-suite.js"
 
-const CHUNKS = 2
-
-describe("simulator, scenario slow-recovery: a replay slower than the stall timeout still completes (liveness)", () => {
-  for (let chunk = 0; chunk < CHUNKS; chunk++) {
-    it(`seed chunk ${chunk + 1} of ${CHUNKS}`, () => {
-      expect(runSuiteChunk("slow-recovery", chunk, CHUNKS, CI_CRASH_SEEDS_PER_SCENARIO)).toBe("")
-    }, 240_000)
-  }
+describeSeedChunks("slow-recovery", "a replay slower than the stall timeout still completes (liveness)", {
+  seeds: CI_CRASH_SEEDS_PER_SCENARIO,
+  chunks: 2
 })
