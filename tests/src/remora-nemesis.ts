@@ -388,7 +388,7 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       throw new Error(`${outstanding} submissions unanswered 180 s after the faults`)
     })
   ])
-  const state = await Effect.runPromise(
+  let state = await Effect.runPromise(
     client.state.pipe(
       Effect.filterOrFail((s) => s.complete),
       Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds")))
@@ -418,6 +418,16 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   })
   problems.push(...wrongStatus)
   const referenceHex = reference.digest().hex()
+  // GetExecutionState sums the workers' digests, asked one by one: once (across hosts, right after a stall
+  // replay) a "complete" answer missed objects that the durable snapshot held at the reference's versions. A
+  // divergence never settles; a read that raced does: read again for a while before calling it one.
+  let reads = 1
+  for (const settleBy = Date.now() + 30_000; state.stateHash !== referenceHex && Date.now() < settleBy; reads++) {
+    await sleep(500)
+    const again = await Effect.runPromise(Effect.either(client.state))
+    if (again._tag === "Right" && again.right.complete) state = again.right
+  }
+  if (reads > 1) say(`state read ${reads} times before it matched the reference (or gave up)`)
   if (state.stateHash !== referenceHex) {
     const want = reference.digest().toProto()
     problems.push(
