@@ -418,9 +418,10 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   })
   problems.push(...wrongStatus)
   const referenceHex = reference.digest().hex()
-  // GetExecutionState sums the workers' digests, asked one by one: once (across hosts, right after a stall
-  // replay) a "complete" answer missed objects that the durable snapshot held at the reference's versions. A
-  // divergence never settles; a read that raced does: read again for a while before calling it one.
+  // GetExecutionState sums the workers' digests, asked one by one. Before it checked that nothing ran while it
+  // asked, a "complete" answer once missed objects the durable snapshot held at the reference's versions (across
+  // hosts, right after a stall replay). A divergence never settles, a racing read does: read again before
+  // calling it one, and say so.
   let reads = 1
   for (const settleBy = Date.now() + 30_000; state.stateHash !== referenceHex && Date.now() < settleBy; reads++) {
     await sleep(500)

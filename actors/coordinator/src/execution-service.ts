@@ -119,6 +119,9 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
       })
 
     const executionState = Effect.gen(function* () {
+      // The digests are asked one by one and answered at the workers' own moments: the sum is a state only if
+      // nothing ran meanwhile (idle before the asks and after, no completion, no fence in between).
+      const before = { idle: driver.idle, completed: driver.core.stats.completed, generation: driver.core.generation }
       const workers = driver.workers
       const digests = yield* Effect.forEach(
         workers,
@@ -150,7 +153,12 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
         blocksRejected: stats.rejected,
         workers: [...workers],
         digest,
-        complete: driver.idle && answered === workers.length,
+        complete:
+          before.idle &&
+          driver.idle &&
+          driver.core.stats.completed === before.completed &&
+          driver.core.generation === before.generation &&
+          answered === workers.length,
         stateHash: stateHashOf(digest),
         consensus: driver.consensus.description
       }
