@@ -77,7 +77,7 @@ export interface RemoraProcesses {
 
 /**
  * `reef run coordinator --id x1` and `workers` × `reef run worker` as processes of their own; resolves once the
- * coordinator sees every worker.
+ * coordinator places work on every worker (or on `active` of them).
  */
 export const startRemoraProcesses = async (
   harness: Harness,
@@ -85,6 +85,8 @@ export const startRemoraProcesses = async (
     readonly natsUrl: string
     readonly cluster: string
     readonly workers: number
+    /** Workers the coordinator places work on once ready (fewer than `workers` with --autoscale: the rest are spares). */
+    readonly active?: number
     readonly coordinatorArgs?: ReadonlyArray<string>
     readonly env?: Record<string, string>
   }
@@ -120,7 +122,7 @@ export const startRemoraProcesses = async (
   const client = await harness.run(makeExecutionClient({ address: `127.0.0.1:${port}`, timeoutMs: 60_000 }))
   await Effect.runPromise(
     client.state.pipe(
-      Effect.filterOrFail((s) => s.workers.length === options.workers),
+      Effect.filterOrFail((s) => s.workers.length === (options.active ?? options.workers)),
       Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds")))
     )
   )

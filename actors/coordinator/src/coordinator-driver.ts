@@ -24,9 +24,12 @@ import {
   RejectReason,
   SymmetricBlock,
   type Transaction,
-  type WorkerReport
+  type WorkerReport,
+  WorkerRetired
 } from "@reef/proto"
 import {
+  type AutoscalerParams,
+  type AutoscalerState,
   COORDINATOR_SOURCE,
   type CompletionData,
   type CoordinatorInput,
@@ -34,10 +37,14 @@ import {
   type CoordinatorParams,
   type CoordinatorState,
   checkStall,
+  createAutoscaler,
   createCoordinator,
   createStallBackstop,
   genesisValue,
+  observeLoad,
   ownerOf,
+  poolLoads,
+  retiringWorkers,
   type StallBackstop,
   stepCoordinator,
   versionOf,
@@ -61,6 +68,7 @@ import { CoordinatorTelemetry } from "./coordinator-telemetry.js"
 import { type DurableState, memoryDurableState } from "./durable-state.js"
 import { defaultMempoolLimits, Mempool, type MempoolLimits } from "./mempool.js"
 import { ReceiptBook, type ReceiptWaiter } from "./receipts.js"
+import { type PoolMemberView, WorkerPool } from "./worker-pool.js"
 
 export interface CoordinatorOptions {
   readonly id: string
@@ -81,6 +89,16 @@ export interface CoordinatorOptions {
    * across a NATS server restart), so recover by replay rather than wait forever (0: never).
    */
   readonly stallRecoveryMs: number
+  /**
+   * Elasticity (§4.7): the pool of active workers follows the load within min..max; workers beyond it are spares.
+   * Undefined: every worker present is active and nothing is retired.
+   */
+  readonly autoscale?: AutoscaleOptions
+}
+
+export interface AutoscaleOptions extends AutoscalerParams {
+  /** The autoscaler observes the pool's load this often (ms). */
+  readonly everyMs: number
 }
 
 export const defaultCoordinatorOptions = (
@@ -110,6 +128,7 @@ export interface CoordinatorIo {
   ) => void
   readonly spans: SpanRecorder
   readonly warn: (message: string) => void
+  readonly info: (message: string) => void
 }
 
 export type SubmitOutcome =
@@ -128,6 +147,14 @@ export interface CoordinatorCounters {
   epochsPersisted: number
   /** Re-executions whose outcome differed from the receipt given before (Lemma 8 says never). */
   reexecutionMismatches: number
+  /** Spares activated by the autoscaler, and workers it retired (their retirement done). */
+  scaleOuts: number
+  scaleIns: number
+}
+
+/** A pool member with the load the coordinator placed on it. */
+export interface PoolMember extends PoolMemberView {
+  readonly loadUs: number
 }
 
 /** Batches stay well inside the bus's 1 MiB payload limit. */
@@ -202,8 +229,14 @@ export class CoordinatorDriver {
     workerRestarts: 0,
     recoveries: 0,
     epochsPersisted: 0,
-    reexecutionMismatches: 0
+    reexecutionMismatches: 0,
+    scaleOuts: 0,
+    scaleIns: 0
   }
+  /** Which present workers take work (all of them, or the autoscaled pool and its spares). */
+  readonly pool: WorkerPool
+  private readonly autoscaler: AutoscalerState | undefined
+  private readonly autoscaleTimer: ReturnType<typeof setInterval> | undefined
   /** A restarted coordinator replays its log before it admits anything (UNAVAILABLE until then). */
   private restoring = false
   /** When this incarnation started, and when it served again after a restore (ms since the epoch). */
@@ -229,6 +262,12 @@ export class CoordinatorDriver {
     readonly durable: DurableState = memoryDurableState()
   ) {
     this.core = createCoordinator<Transaction>(options.params)
+    this.pool = new WorkerPool(options.autoscale?.min)
+    this.autoscaler = options.autoscale === undefined ? undefined : createAutoscaler(options.autoscale)
+    this.autoscaleTimer =
+      options.autoscale === undefined
+        ? undefined
+        : setInterval(() => this.autoscale(performance.now()), options.autoscale.everyMs)
     this.stall = createStallBackstop(options.stallRecoveryMs)
     this.telemetry = new CoordinatorTelemetry(options.id)
     this.mempool = new Mempool(options.mempool)
@@ -252,6 +291,7 @@ export class CoordinatorDriver {
     clearInterval(this.blockTimer)
     clearInterval(this.ticker)
     if (this.epochTimer !== undefined) clearInterval(this.epochTimer)
+    if (this.autoscaleTimer !== undefined) clearInterval(this.autoscaleTimer)
     this.flushReceipts()
   }
 
@@ -301,12 +341,15 @@ export class CoordinatorDriver {
    * generation that no longer counts (a worker ignores a fence it already took).
    */
   private refence(nowMs: number): void {
-    const generation = this.core.generation
-    if (generation === 0 || nowMs - this.refencedAtMs < 1_000) return
+    if (nowMs - this.refencedAtMs < 1_000) return
     this.refencedAtMs = nowMs
-    for (const w of this.workers) {
-      this.io.tellWorker(w, Fence, [{ generation, coordinatorIncarnation: this.options.incarnation }], undefined)
-    }
+    const generation = this.core.generation
+    if (generation > 0)
+      for (const w of this.workers) {
+        this.io.tellWorker(w, Fence, [{ generation, coordinatorIncarnation: this.options.incarnation }], undefined)
+      }
+    // Likewise the retirement of a worker still present (the one message may have been lost).
+    for (const w of this.pool.retiredPresent()) this.tellRetired(w.id, w.incarnation, "retired")
   }
 
   private checkStall(nowMs: number): void {
@@ -398,6 +441,42 @@ export class CoordinatorDriver {
     return this.core.active.map((c) => this.core.registry.idOf(c))
   }
 
+  /** Every present worker, its part in the pool and its load (the operator view). */
+  poolView(): ReadonlyArray<PoolMember> {
+    const loads = new Map(poolLoads(this.core).map((w) => [w.id, w.load]))
+    return this.pool
+      .view(new Set(retiringWorkers(this.core)))
+      .map((m) => ({ ...m, loadUs: m.state === "spare" ? 0 : Math.round(loads.get(m.worker) ?? 0) }))
+  }
+
+  // ---- elasticity -----------------------------------------------------------------------------------------
+
+  /** One observation of the autoscaler (core/autoscaler.ts); a decision is logged and carried out. */
+  private autoscale(nowMs: number): void {
+    if (this.autoscaler === undefined || this.closed || this.restoring) return
+    const decision = observeLoad(this.autoscaler, nowMs, poolLoads(this.core))
+    if (decision === undefined) return
+    this.telemetry.onDecision(decision._tag, decision.reason)
+    const why = `${decision.reason}, mean load ${Math.round(decision.meanLoad)} µs over ${decision.pool} workers`
+    if (decision._tag === "Retire") {
+      this.io.info(`autoscaler: retire ${decision.worker} (${why})`)
+      this.feed({ _tag: "Retire", worker: decision.worker, reason: decision.reason })
+      return
+    }
+    this.scaleOut(why)
+  }
+
+  private scaleOut(why: string): void {
+    const spare = this.pool.activate()
+    if (spare === undefined) {
+      this.io.warn(`autoscaler: scale-out (${why}) but no spare worker is running; start one with reef run worker`)
+      return
+    }
+    this.counters.scaleOuts++
+    this.io.info(`autoscaler: scale-out (${why}): ${spare.id} (incarnation ${spare.incarnation}) joins the pool`)
+    this.feed({ _tag: "Workers", workers: this.pool.active() })
+  }
+
   /** Nothing accepted is left unexecuted. */
   get idle(): boolean {
     return (
@@ -410,8 +489,10 @@ export class CoordinatorDriver {
 
   // ---- inputs from the actor --------------------------------------------------------------------------------
 
+  /** The workers present in the cluster (joined, not left); the pool decides which of them take work. */
   setWorkers(workers: ReadonlyArray<WorkerRef>): void {
-    this.feed({ _tag: "Workers", workers })
+    this.pool.setPresent(workers)
+    this.feed({ _tag: "Workers", workers: this.pool.active() })
   }
 
   onEpochReports(reports: ReadonlyArray<EpochReport>): void {
@@ -653,6 +734,21 @@ export class CoordinatorDriver {
       case "Completed":
         this.complete(o)
         break
+      case "Retiring":
+        this.io.info(`autoscaler: ${o.worker} retiring (${o.reason}): no new work; it drains, then an epoch ends`)
+        break
+      case "RetireRefused":
+        this.io.warn(`autoscaler: cannot retire ${o.worker}: ${o.reason}`)
+        break
+      case "RetireCancelled":
+        this.io.warn(`autoscaler: retirement of ${o.worker} cancelled: ${o.reason}`)
+        break
+      case "Reclaimed":
+        this.io.info(`autoscaler: ${o.objects} objects of ${o.worker} reclaimed at epoch ${o.epoch}`)
+        break
+      case "Retired":
+        this.retired(o)
+        break
       case "SendObject":
         this.io.tellWorker(
           o.to,
@@ -678,6 +774,23 @@ export class CoordinatorDriver {
         )
         break
     }
+  }
+
+  /** Out of the pool for good: the process is told to stop (Shutdown of Alg. 5); its id may return as a spare. */
+  private retired(o: Extract<CoordinatorOutput<Transaction>, { _tag: "Retired" }>): void {
+    this.pool.retire({ id: o.worker, incarnation: o.incarnation })
+    this.counters.scaleIns++
+    this.io.info(
+      `autoscaler: ${o.worker} (incarnation ${o.incarnation}) retired (${o.reason}; ${o.reclaimed} objects ` +
+        `reclaimed${o.left ? "; it had left" : ""})`
+    )
+    if (!o.left) this.tellRetired(o.worker, o.incarnation, o.reason)
+    this.inputs.push({ _tag: "Workers", workers: this.pool.active() })
+  }
+
+  private tellRetired(worker: string, incarnation: string, reason: string): void {
+    const retired = { incarnation, reason, coordinatorIncarnation: this.options.incarnation }
+    this.io.tellWorker(worker, WorkerRetired, [retired], undefined)
   }
 
   private complete(o: Extract<CoordinatorOutput<Transaction>, { _tag: "Completed" }>): void {

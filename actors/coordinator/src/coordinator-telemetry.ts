@@ -29,7 +29,18 @@ export interface CoordinatorSample {
   /** Admitted transactions waiting for a block. */
   readonly mempool: number
   readonly core: CoordinatorState<unknown>
+  /** Every present worker's part in the pool (worker-pool.ts). */
+  readonly pool: ReadonlyArray<{ readonly state: "active" | "retiring" | "spare" }>
 }
+
+const POOL_STATES = ["active", "retiring", "spare"] as const
+const poolSize = Metric.gauge("reef_remora_pool_size", {
+  description: "Workers in the pool by state: active (take work), retiring (draining), spare (idle, for scale-out)"
+})
+const decisions = counter(
+  "reef_remora_scaling_decisions_total",
+  "Autoscaler decisions by decision (Spawn, Retire) and reason (load-high, load-low, below-min, above-max)"
+)
 
 const mempoolGauge = Metric.gauge("reef_remora_mempool_transactions", {
   description: "Admitted transactions waiting for a block"
@@ -55,6 +66,7 @@ export class CoordinatorTelemetry {
   private readonly seen: Record<keyof typeof COUNTERS, number>
   /** Per-worker label sets, made once per worker. */
   private readonly workerTags = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+  private readonly poolTags: Record<(typeof POOL_STATES)[number], ReadonlyArray<MetricLabel.MetricLabel>>
 
   constructor(coordinator: string) {
     this.tags = [MetricLabel.make("coordinator", coordinator)]
@@ -67,6 +79,12 @@ export class CoordinatorTelemetry {
     }
     this.seen = zero
     for (const gauge of [mempoolGauge, dispatchQueue, persistIndex]) gauge.unsafeUpdate(0, this.tags)
+    this.poolTags = {
+      active: [...this.tags, MetricLabel.make("state", "active")],
+      retiring: [...this.tags, MetricLabel.make("state", "retiring")],
+      spare: [...this.tags, MetricLabel.make("state", "spare")]
+    }
+    for (const state of POOL_STATES) poolSize.unsafeUpdate(0, this.poolTags[state])
     // Registers the histogram's series (empty buckets) without an observation.
     blockLatency.unsafeValue(this.tags)
   }
@@ -74,6 +92,15 @@ export class CoordinatorTelemetry {
   /** A block's last transaction completed, `ms` after the block was committed. */
   onBlockCompleted(ms: number): void {
     blockLatency.unsafeUpdate(Math.max(0, ms), this.tags)
+  }
+
+  /** The autoscaler decided (rare: counted as it happens). */
+  onDecision(decision: string, reason: string): void {
+    decisions.unsafeUpdate(1, [
+      ...this.tags,
+      MetricLabel.make("decision", decision),
+      MetricLabel.make("reason", reason)
+    ])
   }
 
   /** Once per heartbeat: counters by what is new since the last sample, gauges as they are now. */
@@ -89,6 +116,9 @@ export class CoordinatorTelemetry {
     mempoolGauge.unsafeUpdate(s.mempool, this.tags)
     dispatchQueue.unsafeUpdate(Math.max(0, s.counters.committed - s.counters.completed), this.tags)
     persistIndex.unsafeUpdate(s.core.persisted.seq, this.tags)
+    for (const state of POOL_STATES) {
+      poolSize.unsafeUpdate(s.pool.filter((m) => m.state === state).length, this.poolTags[state])
+    }
     const core = s.core
     for (const code of core.active) {
       const worker = core.registry.idOf(code)

@@ -121,7 +121,13 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
     const executionState = Effect.gen(function* () {
       // The digests are asked one by one and answered at the workers' own moments: the sum is a state only if
       // nothing ran meanwhile (idle before the asks and after, no completion, no fence in between).
-      const before = { idle: driver.idle, completed: driver.core.stats.completed, generation: driver.core.generation }
+      const before = {
+        idle: driver.idle,
+        completed: driver.core.stats.completed,
+        generation: driver.core.generation,
+        // A retirement moves a worker's objects to the coordinator: a sum across one would miss or repeat them.
+        scaleIns: driver.counters.scaleIns
+      }
       const workers = driver.workers
       const digests = yield* Effect.forEach(
         workers,
@@ -158,9 +164,18 @@ export const makeExecutionService = (driver: CoordinatorDriver) =>
           driver.idle &&
           driver.core.stats.completed === before.completed &&
           driver.core.generation === before.generation &&
+          driver.counters.scaleIns === before.scaleIns &&
           answered === workers.length,
         stateHash: stateHashOf(digest),
-        consensus: driver.consensus.description
+        consensus: driver.consensus.description,
+        pool: driver.poolView().map((m) => ({
+          worker: m.worker,
+          incarnation: m.incarnation,
+          state: m.state,
+          loadUs: m.loadUs
+        })),
+        scaleOuts: driver.counters.scaleOuts,
+        scaleIns: driver.counters.scaleIns
       }
       return state
     })

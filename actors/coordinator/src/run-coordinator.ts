@@ -38,6 +38,18 @@ export interface CoordinatorHandle {
   readonly incarnation: string
 }
 
+/** "2 active, 1 spare": the pool by state (`reef tx state` lists each worker). */
+export const poolSummary = (pool: ReadonlyArray<{ readonly state: string }>): string => {
+  const counts = new Map<string, number>()
+  for (const m of pool) counts.set(m.state, (counts.get(m.state) ?? 0) + 1)
+  return (
+    ["active", "retiring", "spare"]
+      .filter((state) => counts.has(state))
+      .map((state) => `${counts.get(state)} ${state}`)
+      .join(", ") || "none"
+  )
+}
+
 /** The coordinator's counters, as its heartbeats carry them. */
 export const coordinatorStatus = (driver: CoordinatorDriver): Record<string, string> => ({
   consensus: driver.consensus.name,
@@ -47,7 +59,13 @@ export const coordinatorStatus = (driver: CoordinatorDriver): Record<string, str
   blocks: String(driver.counters.blocks),
   workers: String(driver.workers.length),
   recoveries: String(driver.counters.recoveries),
-  "persist index": String(driver.core.persisted.seq)
+  "persist index": String(driver.core.persisted.seq),
+  ...(driver.pool.elastic
+    ? {
+        pool: poolSummary(driver.poolView()),
+        "scale out/in": `${driver.counters.scaleOuts}/${driver.counters.scaleIns}`
+      }
+    : {})
 })
 
 export const EXECUTION_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/execution.proto"]
@@ -91,7 +109,8 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
       {
         tellWorker,
         spans: new SpanRecorder(tracer, tracing),
-        warn: (message) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ coordinator: id })))
+        warn: (message) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ coordinator: id }))),
+        info: (message) => runFork(Effect.logInfo(message).pipe(Effect.annotateLogs({ coordinator: id })))
       },
       consensus,
       durable
@@ -127,12 +146,23 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
       yield* presence.value.reportStatus(
         self,
         Effect.sync(() => {
-          driver.telemetry.sample({ counters: driver.counters, mempool: driver.mempool.size, core: driver.core })
+          driver.telemetry.sample({
+            counters: driver.counters,
+            mempool: driver.mempool.size,
+            core: driver.core,
+            pool: driver.poolView()
+          })
           return coordinatorStatus(driver)
         })
       )
     }
-    yield* Effect.logInfo(`coordinator ${id}: consensus ${consensus.description}, policy ${resolved.params.policy}`)
+    const scaling = resolved.autoscale
+    yield* Effect.logInfo(
+      `coordinator ${id}: consensus ${consensus.description}, policy ${resolved.params.policy}` +
+        (scaling === undefined
+          ? ""
+          : `, autoscale ${scaling.min}..${scaling.max} (load ${scaling.lowLoad}..${scaling.highLoad} µs per worker)`)
+    )
     const handle: CoordinatorHandle = { driver, grpcAddress: server.address, incarnation }
     return handle
   })

@@ -18,6 +18,11 @@ export interface RunWorkerOptions extends Partial<Omit<WorkerOptions, "id" | "in
   readonly id: string
   /** The coordinator's actor id (its reports and object requests go there). */
   readonly coordinator?: string
+  /**
+   * The coordinator retired this worker (scale-in): nothing needs it any more. `reef run worker` stops the
+   * process; by default it stays, idle (a retired incarnation never gets work again).
+   */
+  readonly onRetired?: () => void
 }
 
 export interface WorkerHandle {
@@ -34,7 +39,7 @@ export const runWorker = (options: RunWorkerOptions) =>
     const tracing = yield* MessagingTracing
     const tracer = yield* Effect.tracer
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const { coordinator = "c1", id, ...rest } = options
+    const { coordinator = "c1", id, onRetired, ...rest } = options
     // REEF_REMORA_AUDIT_DIR: the audit log of every version produced (a debugging aid, see WorkerOptions).
     const auditDir = process.env.REEF_REMORA_AUDIT_DIR
     const resolved: WorkerOptions = {
@@ -73,7 +78,18 @@ export const runWorker = (options: RunWorkerOptions) =>
       )
       return current
     })
-    yield* spawn(workerActor(makeDriver, warn), id, { incarnation: resolved.incarnation })
+    let retired = false
+    const retire = (reason: string) => {
+      if (retired) return
+      retired = true
+      runFork(
+        Effect.logInfo(`retired by coordinator ${coordinator} (${reason}): it no longer needs this worker`).pipe(
+          Effect.annotateLogs({ worker: id })
+        )
+      )
+      onRetired?.()
+    }
+    yield* spawn(workerActor(makeDriver, warn, retire), id, { incarnation: resolved.incarnation })
     yield* Effect.addFinalizer(() => Effect.sync(() => current?.close()))
     // Presence: what it has executed and holds, for `reef status`.
     const presence = yield* Effect.serviceOption(PresenceDetails)

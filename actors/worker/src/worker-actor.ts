@@ -13,7 +13,8 @@ import {
   SymmetricBlock,
   TokenReply,
   TokenRequest,
-  type Transaction
+  type Transaction,
+  WorkerRetired
 } from "@reef/proto"
 import { COORDINATOR_SOURCE, type StatefulIn, type StatelessTaskData } from "@reef/remora"
 import {
@@ -34,7 +35,14 @@ const withDriver = (state: Ref.Ref<WorkerDriver>, f: (driver: WorkerDriver) => v
 /** Objects with this `from` are the coordinator's answers (ObjectTransfer.from names the sender). */
 const sourceOf = (from: string) => (from === COORDINATOR_SOURCE ? COORDINATOR_SOURCE : from)
 
-export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (message: string) => void) =>
+/** What the worker does once its coordinator retired it (scale-in): its shell stops the process. */
+export type OnRetired = (reason: string) => void
+
+export const workerActor = (
+  makeDriver: Effect.Effect<WorkerDriver>,
+  warn: (message: string) => void,
+  onRetired: OnRetired
+) =>
   defineActor<WorkerDriver>({
     role: WORKER_ROLE,
     description: "Remora worker: executes transactions, holds leased objects",
@@ -124,6 +132,12 @@ export const workerActor = (makeDriver: Effect.Effect<WorkerDriver>, warn: (mess
               d.feed({ _tag: "EpochPersisted", generation: m.generation, epoch: m.persistedEpoch })
             }
           }
+        })
+      ),
+      // Only the incarnation retired stops: a newer process of this id (a spare again) ignores an old retirement.
+      onTell(WorkerRetired, (m, { state }) =>
+        withDriver(state, (d) => {
+          if (m.incarnation === d.options.incarnation) onRetired(m.reason)
         })
       ),
       onAsk(PeekObjectRpc, (m: { readonly key: string }, { state }) =>

@@ -67,7 +67,8 @@ export const driverSweep = (
             encodeBatch(codec, messages)
           },
           spans: new SpanRecorder(undefined, false),
-          warn: () => {}
+          warn: () => {},
+          info: () => {}
         },
         {
           name: "by hand",

@@ -166,6 +166,16 @@ const get = dataCommand({
   })
 })
 
+/** The worker pool under the counters: each worker's part (active, retiring, spare) and load. */
+const poolTable = (s: ExecutionState): string =>
+  s.pool.length === 0
+    ? ""
+    : `\n\nworker pool (scale-outs ${s.scaleOuts}, scale-ins ${s.scaleIns})\n` +
+      formatTable(
+        ["worker", "state", "load (µs)", "incarnation"],
+        s.pool.map((m) => [m.worker, m.state, m.state === "spare" ? "" : m.loadUs, m.incarnation.slice(0, 8)])
+      )
+
 const state = dataCommand({
   name: "state",
   command: "tx state",
@@ -192,7 +202,7 @@ const state = dataCommand({
           `${s.stateHash.slice(0, 16)}${s.complete ? "" : " (executing)"}`
         ]
       ]
-    ),
+    ) + poolTable(s),
   json: (s: ExecutionState) => ({ ...s, digest: undefined })
 })
 

@@ -10,6 +10,21 @@ import { listenHostOption } from "./listen-host.js"
 import { defineRole } from "./role.js"
 import { ROLE_STATUS_COLUMNS } from "./status-columns.js"
 
+/**
+ * The autoscaler's defaults (@reef/remora's defaultAutoscalerParams; a test keeps them equal): the CLI does not
+ * load Remora to print its help.
+ */
+export const AUTOSCALER_DEFAULTS = {
+  highLoad: 20_000,
+  lowLoad: 5_000,
+  sustain: 3,
+  coolDownMs: 5_000,
+  spawnTimeoutMs: 30_000
+} as const
+
+/** How often the autoscaler observes the pool (ms). */
+export const DEFAULT_AUTOSCALE_EVERY_MS = 1_000
+
 /** gRPC port of `reef up`'s coordinator. */
 export const DEFAULT_EXECUTION_PORT = 7401
 
@@ -49,7 +64,59 @@ const timing = (what: string) =>
     default: "pre"
   })
 
+/** `--autoscale MIN..MAX`: the pool's bounds (1 <= MIN <= MAX). */
+export const parsePoolRange = (raw: string) => {
+  const m = /^\s*(\d+)\s*\.\.\s*(\d+)\s*$/.exec(raw)
+  if (m === null) return bad("expected MIN..MAX, e.g. 2..4")
+  const min = Number(m[1])
+  const max = Number(m[2])
+  if (min < 1) return bad("MIN must be at least 1")
+  if (max < min) return bad(`MAX (${max}) must be at least MIN (${min})`)
+  if (max > 256) return bad("MAX must be at most 256")
+  return ok({ min, max })
+}
+
+const autoscaleOptions = {
+  autoscale: Opt.of<{ readonly min: number; readonly max: number }>({
+    description:
+      "keep MIN..MAX workers active, following the load (§4.7); the other workers of the cluster wait as spares, " +
+      "and a worker retired on scale-in stops",
+    placeholder: "MIN..MAX",
+    defaultText: "off: every worker present takes work",
+    parse: parsePoolRange
+  }),
+  "autoscale-high": Opt.integer({
+    description: "scale out when the mean outstanding work per active worker stays above this (µs)",
+    default: AUTOSCALER_DEFAULTS.highLoad,
+    min: 1
+  }),
+  "autoscale-low": Opt.integer({
+    description: "scale in when it stays below this (µs; below --autoscale-high)",
+    default: AUTOSCALER_DEFAULTS.lowLoad,
+    min: 0
+  }),
+  "autoscale-sustain": Opt.integer({
+    description: "observations in a row the load must stay out of its band before a decision",
+    default: AUTOSCALER_DEFAULTS.sustain,
+    min: 1,
+    max: 1000
+  }),
+  "autoscale-cooldown-ms": Opt.integer({
+    description: "no scaling decision within this long of the previous one (ms)",
+    default: AUTOSCALER_DEFAULTS.coolDownMs,
+    min: 0,
+    max: 3_600_000
+  }),
+  "autoscale-every-ms": Opt.integer({
+    description: "the autoscaler observes the pool's load this often (ms)",
+    default: DEFAULT_AUTOSCALE_EVERY_MS,
+    min: 10,
+    max: 600_000
+  })
+}
+
 const coordinatorOptions = {
+  ...autoscaleOptions,
   "execution-port": Opt.port({ description: "gRPC port of reef.v1.Execution (0: a free one)", default: 0 }),
   host: listenHostOption("--execution-port"),
   consensus: Opt.choice({
@@ -120,6 +187,13 @@ const coordinatorOptions = {
   })
 }
 
+const autoscaleTuned = (input: Readonly<Record<string, unknown>>): boolean =>
+  input["autoscale-high"] !== AUTOSCALER_DEFAULTS.highLoad ||
+  input["autoscale-low"] !== AUTOSCALER_DEFAULTS.lowLoad ||
+  input["autoscale-sustain"] !== AUTOSCALER_DEFAULTS.sustain ||
+  input["autoscale-cooldown-ms"] !== AUTOSCALER_DEFAULTS.coolDownMs ||
+  input["autoscale-every-ms"] !== DEFAULT_AUTOSCALE_EVERY_MS
+
 export const coordinatorRole = defineRole({
   role: "coordinator",
   summary: "Remora coordinator: orders, schedules and dispatches signed transactions, serving reef.v1.Execution",
@@ -134,7 +208,8 @@ export const coordinatorRole = defineRole({
     "reef run coordinator --id x1 --execution-port 7401",
     "reef run coordinator --id x1 --host 10.0.0.1 --execution-port 7401 --data-dir /var/lib/reef/x1",
     "reef run coordinator --id x1 --consensus popuc --popuc-group kv --popuc-min-replicas 3",
-    "reef run coordinator --id x1 --window-ms 50 --reject-rate 0.1 --reorder-rate 0.2 --policy zeus"
+    "reef run coordinator --id x1 --window-ms 50 --reject-rate 0.1 --reorder-rate 0.2 --policy zeus",
+    "reef run coordinator --id x1 --autoscale 2..4 --autoscale-high 20000 --autoscale-low 5000"
   ],
   validate: (input) =>
     input.consensus === "window" &&
@@ -142,7 +217,11 @@ export const coordinatorRole = defineRole({
       ? "--popuc-* options need --consensus popuc"
       : input["in-memory"] && input["data-dir"] !== undefined
         ? "--in-memory keeps nothing on disk: it cannot take a --data-dir"
-        : undefined,
+        : input.autoscale === undefined && autoscaleTuned(input)
+          ? "--autoscale-* options need --autoscale MIN..MAX"
+          : input["autoscale-low"] >= input["autoscale-high"]
+            ? `--autoscale-low (${input["autoscale-low"]}) must be below --autoscale-high (${input["autoscale-high"]})`
+            : undefined,
   start: (input, context) =>
     Effect.gen(function* () {
       const [coordinator, { Layer }] = yield* Effect.promise(() =>
@@ -172,6 +251,20 @@ export const coordinatorRole = defineRole({
           maxBlockTxs: input["max-block-txs"],
           epochMs: input["epoch-ms"],
           stallRecoveryMs: input["stall-recovery-ms"],
+          ...(input.autoscale === undefined
+            ? {}
+            : {
+                autoscale: {
+                  spawnTimeoutMs: AUTOSCALER_DEFAULTS.spawnTimeoutMs,
+                  min: input.autoscale.min,
+                  max: input.autoscale.max,
+                  highLoad: input["autoscale-high"],
+                  lowLoad: input["autoscale-low"],
+                  sustain: input["autoscale-sustain"],
+                  coolDownMs: input["autoscale-cooldown-ms"],
+                  everyMs: input["autoscale-every-ms"]
+                }
+              }),
           // Durable by default, like the chain's store: a restarted coordinator resumes its chain and receipts.
           ...(input["in-memory"]
             ? {}
@@ -212,6 +305,14 @@ export const coordinatorRole = defineRole({
       "execution-port": Opt.port({
         description: "gRPC port of the coordinator's reef.v1.Execution",
         default: DEFAULT_EXECUTION_PORT
+      }),
+      autoscale: Opt.of<{ readonly min: number; readonly max: number }>({
+        description:
+          "the coordinator keeps MIN..MAX workers active as the load asks; reef up starts MAX workers (or --workers, " +
+          "if more), the others wait as spares",
+        placeholder: "MIN..MAX",
+        defaultText: "off",
+        parse: parsePoolRange
       })
     },
     validate: (input) => {
@@ -227,9 +328,17 @@ export const coordinatorRole = defineRole({
         input["remora-consensus"] === "popuc"
           ? ["--consensus", "popuc", "--popuc-group", "kv", "--popuc-min-replicas", String(replicas)]
           : []
+      const scaling = input.autoscale
+      const autoscale = scaling === undefined ? [] : ["--autoscale", `${scaling.min}..${scaling.max}`]
+      const workers = Math.max(input.workers, scaling?.max ?? 0)
       return [
-        { role: "coordinator", id: "x1", args: consensus, ports: { "execution-port": input["execution-port"] } },
-        ...Array.from({ length: input.workers }, (_, i) => ({
+        {
+          role: "coordinator",
+          id: "x1",
+          args: [...consensus, ...autoscale],
+          ports: { "execution-port": input["execution-port"] }
+        },
+        ...Array.from({ length: workers }, (_, i) => ({
           role: "worker",
           id: `w${i + 1}`,
           args: ["--coordinator", "x1", "--cores", String(input["worker-cores"])]

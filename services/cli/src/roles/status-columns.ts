@@ -103,7 +103,9 @@ export const ROLE_STATUS_COLUMNS = {
     "completed",
     "blocks",
     "workers",
-    "recoveries"
+    "recoveries",
+    "pool",
+    "scale out/in"
   ]),
   worker: roleStatusColumns(["executed", "objects", "leases in", "busy", "waiting"])
 } as const satisfies Readonly<Record<string, RoleStatusColumns>>

@@ -130,6 +130,23 @@ export interface ExecutionState {
   /** Hex of the digest (what `reef tx` and the tests compare with the reference executor). */
   stateHash: string;
   consensus: string;
+  /**
+   * The worker pool: every worker the coordinator knows of and its part in it (with --autoscale, workers beyond
+   * the active pool are spares: running, idle, activated on scale-out).
+   */
+  pool: PoolMember[];
+  /** Autoscaler decisions carried out: spares activated, workers retired. */
+  scaleOuts: number;
+  scaleIns: number;
+}
+
+export interface PoolMember {
+  worker: string;
+  incarnation: string;
+  /** "active" (gets work), "retiring" (drains: no new work, still serves its objects), "spare" (idle). */
+  state: string;
+  /** Outstanding work placed on it (µs, the coordinator's load P); 0 for a spare. */
+  loadUs: number;
 }
 
 function createBaseSubmitFrame(): SubmitFrame {
@@ -1403,6 +1420,9 @@ function createBaseExecutionState(): ExecutionState {
     complete: false,
     stateHash: "",
     consensus: "",
+    pool: [],
+    scaleOuts: 0,
+    scaleIns: 0,
   };
 }
 
@@ -1448,6 +1468,15 @@ export const ExecutionState: MessageFns<ExecutionState, "reef.v1.ExecutionState"
     }
     if (message.consensus !== "") {
       writer.uint32(106).string(message.consensus);
+    }
+    for (const v of message.pool) {
+      PoolMember.encode(v!, writer.uint32(114).fork()).join();
+    }
+    if (message.scaleOuts !== 0) {
+      writer.uint32(120).uint64(message.scaleOuts);
+    }
+    if (message.scaleIns !== 0) {
+      writer.uint32(128).uint64(message.scaleIns);
     }
     return writer;
   },
@@ -1569,6 +1598,30 @@ export const ExecutionState: MessageFns<ExecutionState, "reef.v1.ExecutionState"
             message.consensus = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.pool.push(PoolMember.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.scaleOuts = longToNumber(reader.uint64());
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.scaleIns = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1612,6 +1665,19 @@ export const ExecutionState: MessageFns<ExecutionState, "reef.v1.ExecutionState"
         ? globalThis.String(object.state_hash)
         : "",
       consensus: isSet(object.consensus) ? globalThis.String(object.consensus) : "",
+      pool: globalThis.Array.isArray(object?.pool)
+        ? object.pool.map((e: any) => PoolMember.fromJSON(e))
+        : [],
+      scaleOuts: isSet(object.scaleOuts)
+        ? globalThis.Number(object.scaleOuts)
+        : isSet(object.scale_outs)
+        ? globalThis.Number(object.scale_outs)
+        : 0,
+      scaleIns: isSet(object.scaleIns)
+        ? globalThis.Number(object.scaleIns)
+        : isSet(object.scale_ins)
+        ? globalThis.Number(object.scale_ins)
+        : 0,
     };
   },
 
@@ -1656,6 +1722,15 @@ export const ExecutionState: MessageFns<ExecutionState, "reef.v1.ExecutionState"
     if (message.consensus !== "") {
       obj.consensus = message.consensus;
     }
+    if (message.pool?.length) {
+      obj.pool = message.pool.map((e) => PoolMember.toJSON(e));
+    }
+    if (message.scaleOuts !== 0) {
+      obj.scaleOuts = Math.round(message.scaleOuts);
+    }
+    if (message.scaleIns !== 0) {
+      obj.scaleIns = Math.round(message.scaleIns);
+    }
     return obj;
   },
 
@@ -1679,6 +1754,132 @@ export const ExecutionState: MessageFns<ExecutionState, "reef.v1.ExecutionState"
     message.complete = object.complete ?? false;
     message.stateHash = object.stateHash ?? "";
     message.consensus = object.consensus ?? "";
+    message.pool = object.pool?.map((e) => PoolMember.fromPartial(e)) || [];
+    message.scaleOuts = object.scaleOuts ?? 0;
+    message.scaleIns = object.scaleIns ?? 0;
+    return message;
+  },
+};
+
+function createBasePoolMember(): PoolMember {
+  return { worker: "", incarnation: "", state: "", loadUs: 0 };
+}
+
+export const PoolMember: MessageFns<PoolMember, "reef.v1.PoolMember"> = {
+  $type: "reef.v1.PoolMember" as const,
+
+  encode(message: PoolMember, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.worker !== "") {
+      writer.uint32(10).string(message.worker);
+    }
+    if (message.incarnation !== "") {
+      writer.uint32(18).string(message.incarnation);
+    }
+    if (message.state !== "") {
+      writer.uint32(26).string(message.state);
+    }
+    if (message.loadUs !== 0) {
+      writer.uint32(32).uint64(message.loadUs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PoolMember {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePoolMember();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.worker = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.loadUs = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PoolMember {
+    return {
+      worker: isSet(object.worker) ? globalThis.String(object.worker) : "",
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      loadUs: isSet(object.loadUs)
+        ? globalThis.Number(object.loadUs)
+        : isSet(object.load_us)
+        ? globalThis.Number(object.load_us)
+        : 0,
+    };
+  },
+
+  toJSON(message: PoolMember): unknown {
+    const obj: any = {};
+    if (message.worker !== "") {
+      obj.worker = message.worker;
+    }
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.loadUs !== 0) {
+      obj.loadUs = Math.round(message.loadUs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PoolMember>): PoolMember {
+    return PoolMember.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PoolMember>): PoolMember {
+    const message = createBasePoolMember();
+    message.worker = object.worker ?? "";
+    message.incarnation = object.incarnation ?? "";
+    message.state = object.state ?? "";
+    message.loadUs = object.loadUs ?? 0;
     return message;
   },
 };

@@ -402,6 +402,16 @@ export interface Fence {
 }
 
 /**
+ * Coordinator -> a worker it retired (scale-in, Alg. 5): it is out of the pool, nothing in flight needs it and its
+ * objects are the coordinator's again. Only the named incarnation stops; a newer process of the id ignores it.
+ */
+export interface WorkerRetired {
+  incarnation: string;
+  reason: string;
+  coordinatorIncarnation: string;
+}
+
+/**
  * A lease transfer: the requester runs the transaction that consumes (key, version) and asks the previous owner
  * for it; the owner sends it once it has produced it, and forgets it.
  */
@@ -3154,6 +3164,113 @@ export const Fence: MessageFns<Fence, "reef.v1.Fence"> = {
   fromPartial(object: DeepPartial<Fence>): Fence {
     const message = createBaseFence();
     message.generation = object.generation ?? 0;
+    message.coordinatorIncarnation = object.coordinatorIncarnation ?? "";
+    return message;
+  },
+};
+
+function createBaseWorkerRetired(): WorkerRetired {
+  return { incarnation: "", reason: "", coordinatorIncarnation: "" };
+}
+
+export const WorkerRetired: MessageFns<WorkerRetired, "reef.v1.WorkerRetired"> = {
+  $type: "reef.v1.WorkerRetired" as const,
+
+  encode(message: WorkerRetired, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.incarnation !== "") {
+      writer.uint32(10).string(message.incarnation);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.coordinatorIncarnation !== "") {
+      writer.uint32(26).string(message.coordinatorIncarnation);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkerRetired {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkerRetired();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.incarnation = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.coordinatorIncarnation = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkerRetired {
+    return {
+      incarnation: isSet(object.incarnation) ? globalThis.String(object.incarnation) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      coordinatorIncarnation: isSet(object.coordinatorIncarnation)
+        ? globalThis.String(object.coordinatorIncarnation)
+        : isSet(object.coordinator_incarnation)
+        ? globalThis.String(object.coordinator_incarnation)
+        : "",
+    };
+  },
+
+  toJSON(message: WorkerRetired): unknown {
+    const obj: any = {};
+    if (message.incarnation !== "") {
+      obj.incarnation = message.incarnation;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.coordinatorIncarnation !== "") {
+      obj.coordinatorIncarnation = message.coordinatorIncarnation;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WorkerRetired>): WorkerRetired {
+    return WorkerRetired.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WorkerRetired>): WorkerRetired {
+    const message = createBaseWorkerRetired();
+    message.incarnation = object.incarnation ?? "";
+    message.reason = object.reason ?? "";
     message.coordinatorIncarnation = object.coordinatorIncarnation ?? "";
     return message;
   },
