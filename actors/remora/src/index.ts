@@ -32,5 +32,6 @@ export {
   keyLayout
 } from "./tx/transaction.js"
 export * from "./workload/generators.js"
+export * from "./workload/hotspot.js"
 export { ed25519Signer } from "./workload/signed.js"
 export { ZipfGenerator } from "./workload/zipf.js"

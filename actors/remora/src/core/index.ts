@@ -56,6 +56,7 @@ export {
   type Candidates,
   type KeySpan,
   leastLoaded,
+  mostInputs,
   POLICIES,
   type PolicyName,
   SFS_WEIGHTS,

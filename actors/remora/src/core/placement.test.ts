@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { tx } from "../test/core-fixtures.js"
 import { KeyIndex, ObjectTable, pack, WorkerRegistry } from "./object-table.js"
-import { bestCandidate, type KeySpan, leastLoaded, SFS_WEIGHTS } from "./placement.js"
+import { bestCandidate, type KeySpan, leastLoaded, mostInputs, SFS_WEIGHTS } from "./placement.js"
 import { PlannerScratch, planBlock } from "./planner.js"
 import { Prng } from "./prng.js"
 import { keyedBlock } from "./subgraphs.js"
@@ -21,7 +21,7 @@ const setup = (workers: ReadonlyArray<string>) => {
 const plan = (
   s: ReturnType<typeof setup>,
   batch: ReadonlyArray<TxMeta<string>>,
-  policy: "sfs" | "round-robin" | "zeus",
+  policy: "sfs" | "round-robin" | "zeus" | "locality",
   seed: number
 ) =>
   planBlock(
@@ -81,7 +81,7 @@ describe("SFS placement (Alg. 1)", () => {
 })
 
 describe("baseline policies (§6.3)", () => {
-  const placed = (policy: "round-robin" | "zeus", batch: ReturnType<typeof tx>[]) =>
+  const placed = (policy: "round-robin" | "zeus" | "locality", batch: ReturnType<typeof tx>[]) =>
     plan(setup(["w1", "w2", "w3"]), batch, policy, 9).placement
 
   it("round-robin places transaction by transaction, ignoring what they share", () => {
@@ -94,6 +94,57 @@ describe("baseline policies (§6.3)", () => {
     const chain = Array.from({ length: 20 }, (_, i) => tx(`t${i}`, [`k${i}`, `k${i + 1}`]))
     // Each transaction shares a key with the last one: locality alone keeps them all on one worker.
     expect(new Set(placed("zeus", chain)).size).toBe(1)
+  })
+
+  it("locality-only goes to the worker holding most of the inputs, however busy it is", () => {
+    const { codes, load, table, span, keys } = setup(["w1", "w2", "w3"])
+    const [w1, w2, w3] = codes as [number, number, number]
+    const inputs = span(["a", "b", "c"])
+    table.set(keys.find("a"), pack(1, w2))
+    table.set(keys.find("b"), pack(4, w2))
+    table.set(keys.find("c"), pack(1, w3))
+    load[w1] = 0
+    load[w2] = 1_000_000
+    load[w3] = 10
+    const counts = new Int32Array(load.length)
+    expect(mostInputs(inputs, table, { codes, load }, counts)).toBe(w2)
+    // SFS on the same inputs weighs the load in and leaves the busy holder.
+    expect(bestCandidate(inputs, table, { codes, load }, SFS_WEIGHTS, new Prng(1), counts)).not.toBe(w2)
+    expect([...counts]).toEqual(new Array(counts.length).fill(0))
+  })
+
+  it("locality-only breaks ties by the lowest load, then by worker order, never by chance", () => {
+    const { codes, load, table, span, keys } = setup(["w1", "w2", "w3"])
+    const [w1, w2, w3] = codes as [number, number, number]
+    const counts = new Int32Array(load.length)
+    // Nobody holds "x": all tie at zero owned inputs.
+    load[w1] = 30
+    load[w2] = 20
+    load[w3] = 25
+    expect(mostInputs(span(["x"]), table, { codes, load }, counts)).toBe(w2)
+    load[w2] = 30
+    load[w3] = 30
+    expect(mostInputs(span(["x"]), table, { codes, load }, counts)).toBe(w1)
+    // One input each on w1 and w3: the less loaded of those two, even though w2 is idle.
+    table.set(keys.find("x"), pack(1, w1))
+    table.set(keys.intern("y"), pack(1, w3))
+    load[w1] = 50
+    load[w2] = 0
+    load[w3] = 40
+    expect(mostInputs(span(["x", "y"]), table, { codes, load }, counts)).toBe(w3)
+  })
+
+  it("locality-only spreads fresh keys by load and keeps a chain on the worker that holds it", () => {
+    // Fresh, disjoint transactions: each goes to the least loaded worker, the planner counting what it placed.
+    const fresh = [tx("a", ["p"]), tx("b", ["q"]), tx("c", ["r"]), tx("d", ["s"])]
+    expect([...placed("locality", fresh)]).toEqual([1, 2, 3, 1])
+    // A chain: each transaction shares a key with the last, so all stay on one worker, the load ignored.
+    const chain = Array.from({ length: 20 }, (_, i) => tx(`t${i}`, [`k${i}`, `k${i + 1}`]))
+    expect(new Set(placed("locality", chain)).size).toBe(1)
+    // Deterministic: the seed does not matter.
+    const s1 = plan(setup(["w1", "w2", "w3"]), fresh, "locality", 1).placement
+    const s2 = plan(setup(["w1", "w2", "w3"]), fresh, "locality", 77).placement
+    expect([...s1]).toEqual([...s2])
   })
 
   it('the stateless router "dispatches stateless parts with a focus on load balancing"', () => {

@@ -7,6 +7,10 @@
  * - `round-robin`, `random`: per transaction, load-oblivious.
  * - `zeus`: per transaction, locality only (the worker owning most of its keys): objects flow to one worker.
  * - `hermes-nr`: Hermes without reordering: per transaction, the same load + locality score as SFS.
+ * - `locality`: the locality-only baseline of Fig. 10 (§6.8): per transaction, the worker owning most of its
+ *   inputs, ignoring load. Unlike `zeus` its ties are deterministic, broken by the lowest load P (then worker
+ *   order), not by the PRNG: objects nobody holds yet go to the least loaded worker, so it spreads a cold start
+ *   as well as a locality-only policy can, and then keeps every object where it is (no load-driven migration).
  *
  * Load P_i is the stateful and stateless work (µs) dispatched or planned for worker i and not completed yet.
  */
@@ -14,9 +18,9 @@ import type { MetadataReader } from "./object-table.js"
 import { ownerOf } from "./object-table.js"
 import type { Prng } from "./prng.js"
 
-export type PolicyName = "sfs" | "round-robin" | "random" | "zeus" | "hermes-nr"
+export type PolicyName = "sfs" | "round-robin" | "random" | "zeus" | "hermes-nr" | "locality"
 
-export const POLICIES: ReadonlyArray<PolicyName> = ["sfs", "round-robin", "random", "zeus", "hermes-nr"]
+export const POLICIES: ReadonlyArray<PolicyName> = ["sfs", "round-robin", "random", "zeus", "hermes-nr", "locality"]
 
 /** Scores within this of the best are ties. */
 const TIE_EPSILON = 1e-9
@@ -82,6 +86,30 @@ export const bestCandidate = (
       ties++
       if (prng.below(ties) === 0) chosen = c
     }
+  }
+  for (const c of touched) counts[c] = 0
+  touched.length = 0
+  return chosen
+}
+
+/**
+ * The `locality` policy for one transaction's keys: the candidate owning most of them; ties (e.g. nobody owns
+ * any) go to the lowest load, then to the first in candidate order. No PRNG: the same metadata and loads give
+ * the same worker. `counts` is scratch (zeroed, indexed by owner code).
+ */
+export const mostInputs = (
+  keys: KeySpan,
+  owners: MetadataReader,
+  candidates: Candidates,
+  counts: Int32Array
+): number => {
+  ownedCounts(keys, owners, counts)
+  const codes = candidates.codes
+  let chosen = codes[0]!
+  for (const c of codes) {
+    const owned = counts[c] ?? 0
+    const best = counts[chosen] ?? 0
+    if (owned > best || (owned === best && candidates.load[c]! < candidates.load[chosen]!)) chosen = c
   }
   for (const c of touched) counts[c] = 0
   touched.length = 0

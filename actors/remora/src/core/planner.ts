@@ -10,7 +10,7 @@
  * router's table.
  */
 import { type MetadataWriter, ownerOf, pack, versionOf } from "./object-table.js"
-import { bestCandidate, type Candidates, type PolicyName, SFS_WEIGHTS, ZEUS_WEIGHTS } from "./placement.js"
+import { bestCandidate, type Candidates, mostInputs, type PolicyName, SFS_WEIGHTS, ZEUS_WEIGHTS } from "./placement.js"
 import type { Prng } from "./prng.js"
 import { type KeyedBlock, SubgraphScratch, subgraphs } from "./subgraphs.js"
 import type { TxMeta } from "./types.js"
@@ -124,6 +124,8 @@ const placeOne = (
         prng,
         counts
       )
+    case "locality":
+      return mostInputs({ ids: block.ids, from: block.start[t]!, to: block.start[t + 1]! }, meta, candidates, counts)
     case "sfs":
       throw new Error("sfs places whole subgraphs")
   }

@@ -100,22 +100,34 @@ export const ycsbSource = (options: YcsbOptions, prng: Prng): BodySource => {
   }
 }
 
-export const tokenSource = (options: TokenOptions, prng: Prng): BodySource => {
+/** Transfers between two distinct accounts drawn Zipf over `accounts`, unless `endpoints` draws them (hotspot.ts). */
+export const tokenSource = (
+  options: TokenOptions,
+  prng: Prng,
+  endpoints?: () => readonly [from: string, to: string]
+): BodySource => {
   const zipf = new ZipfGenerator(options.accounts, options.zipf, prng)
+  const draw =
+    endpoints ??
+    (() => {
+      const [a, b] = zipf.distinct(2) as [number, number]
+      return [tokenKey(a), tokenKey(b)] as const
+    })
   return {
     next: (id) => {
-      const [a, b] = zipf.distinct(2) as [number, number]
-      const from = tokenKey(a)
-      const to = tokenKey(b)
+      const [from, to] = draw()
       const args = TokenTransferMessage.encode({ from, to, amount: 1 + prng.below(options.maxAmount) }).finish()
       return body(id, [from, to], [from, to], TOKEN_CONTRACT, args, options)
     }
   }
 }
 
-/** TPC-C with the spec's remote shares: 1% of order lines from a remote warehouse, 15% of payments remote. */
-export const tpccSource = (options: TpccOptions, prng: Prng): BodySource => {
-  const warehouse = () => 1 + prng.below(options.warehouses)
+/**
+ * TPC-C with the spec's remote shares: 1% of order lines from a remote warehouse, 15% of payments remote. The
+ * home warehouse of each transaction is uniform, unless `home` draws it (1-based; hotspot.ts moves a hotspot).
+ */
+export const tpccSource = (options: TpccOptions, prng: Prng, home?: () => number): BodySource => {
+  const warehouse = home ?? (() => 1 + prng.below(options.warehouses))
   const other = (w: number) =>
     options.warehouses === 1 ? w : 1 + ((w + prng.below(options.warehouses - 1)) % options.warehouses)
   return {

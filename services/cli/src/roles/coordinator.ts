@@ -29,7 +29,7 @@ export const DEFAULT_AUTOSCALE_EVERY_MS = 1_000
 export const DEFAULT_EXECUTION_PORT = 7401
 
 /** The placement policies of @reef/remora (POLICIES; a test keeps them equal). */
-export const POLICY_CHOICES = ["sfs", "round-robin", "random", "zeus", "hermes-nr"] as const
+export const POLICY_CHOICES = ["sfs", "round-robin", "random", "zeus", "hermes-nr", "locality"] as const
 
 const addresses = Opt.of<ReadonlyArray<string>>({
   description: "popuc: the replicas' reef.v1.KV addresses, instead of finding --popuc-group through presence",
