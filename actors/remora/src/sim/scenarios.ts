@@ -3,7 +3,7 @@
  * runs the world and checks it. `pnpm sim remora --scenario S --seed N` replays one run exactly.
  */
 import { type CoordinatorParams, defaultCoordinatorParams, type Separation, type Timing } from "../core/coordinator.js"
-import { POLICIES } from "../core/placement.js"
+import { POLICIES, type PolicyName } from "../core/placement.js"
 import { Prng } from "../core/prng.js"
 import type { WorkloadSpec } from "../workload/generators.js"
 import { checkRun, type Violation } from "./checker.js"
@@ -138,9 +138,20 @@ const withCrashes = (c: SimConfig, p: Prng, kind: "workers" | "coordinator" | "c
   }
 }
 
+/**
+ * A policy from one draw, as before `locality` existed: the draw's high bits pick among the first five exactly as
+ * `pick` did (so recorded seeds replay the configurations they always had), its low bits send one in six to
+ * `locality`.
+ */
+const anyPolicy = (p: Prng): PolicyName => {
+  const draw = p.nextU32()
+  const first = POLICIES.filter((policy) => policy !== "locality")
+  return draw % 6 === 5 ? "locality" : first[Math.floor((draw / 0x1_0000_0000) * first.length)]!
+}
+
 const anyParams = (c: CoordinatorParams, p: Prng): CoordinatorParams => ({
   ...c,
-  policy: p.pick(POLICIES),
+  policy: anyPolicy(p),
   separation: p.pick(SEPARATIONS),
   statelessTiming: p.pick(TIMINGS),
   schedulingTiming: p.pick(TIMINGS)
