@@ -9,6 +9,10 @@
  *   nats-restart      kill -9 the nats-server, start it again on the same port
  *
  * The first four faults are one of each kind (in a seeded order), then random ones until the time is up.
+ *
+ * `elastic`: the coordinator autoscales (`--autoscale 1..3`; the three workers start as one active and two
+ * spares) and the submitters alternate loud and quiet stretches, so the pool grows and shrinks under the faults;
+ * a worker it retires stops (exit 0) and is started again as a spare, as a supervisor would.
  * A `site` (hosts/remora-hosts.test.ts) places the coordinator and the workers on hosts of a NATS cluster
  * instead, where two more kinds cut a host off at the link proxy and heal it:
  *
@@ -92,6 +96,8 @@ export interface RemoraNemesisOptions {
   readonly faultKinds?: ReadonlyArray<RemoraFault>
   readonly site?: (harness: Harness) => Promise<RemoraSite>
   readonly say?: (line: string) => void
+  /** The pool follows a load that rises and falls (see above). */
+  readonly elastic?: boolean
 }
 
 export interface RemoraNemesisReport {
@@ -104,6 +110,9 @@ export interface RemoraNemesisReport {
   /** Recoveries the coordinator logged (worker losses and restarts), and its own restarts. */
   readonly recoveries: number
   readonly coordinatorRestarts: number
+  /** Elastic: spares the coordinator activated, and workers it retired (from its log, every incarnation). */
+  readonly scaleOuts: number
+  readonly scaleIns: number
   /** Per fault: from its heal (restart, SIGCONT, server back) to the next receipt. */
   readonly resumeMs: ReadonlyArray<{ readonly fault: RemoraFault; readonly ms: number }>
   /** A restarted coordinator: from its start to serving again (its own log line). */
@@ -140,6 +149,20 @@ const workloadStream = (seed: number, prefix: string) => {
 }
 
 const txIdOf = (tx: Transaction) => (admit(tx) as { meta: TxMeta }).meta.id
+
+/**
+ * Elastic runs: 1..3 workers; the load unit is a transaction (their synthetic cost is 0, and the load counts each
+ * as at least 1), so a loud stretch (100 in flight per submitter) is far above 60 per worker and a quiet one (2)
+ * far below 10.
+ */
+const ELASTIC_ARGS = [
+  ...["--autoscale", "1..3", "--autoscale-high", "60", "--autoscale-low", "10"],
+  ...["--autoscale-sustain", "2", "--autoscale-cooldown-ms", "1000", "--autoscale-every-ms", "250"]
+]
+const QUIET_IN_FLIGHT = 2
+/** The coordinator's log lines of a spare activated and of a worker retired. */
+const SCALE_OUT = /autoscaler: scale-out .* joins the pool/
+const SCALE_IN = /autoscaler: \S+ \(incarnation \S+\) retired/
 
 /** A restart on a loaded machine (other tests, other processes) may take long: a liveness bound only. */
 const START_TIMEOUT_MS = 120_000
@@ -195,7 +218,8 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       ...prefixOf(site, "x1"),
       extraArgs: [
         ...["--execution-port", String(port), "--host", site.placement("x1").address, "--data-dir", dataDir],
-        ...["--window-ms", "100", "--epoch-ms", "500"]
+        ...["--window-ms", "100", "--epoch-ms", "500"],
+        ...(options.elastic === true ? ELASTIC_ARGS : [])
       ],
       startTimeoutMs: START_TIMEOUT_MS
     })
@@ -226,12 +250,30 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   const [first, ...initialWorkers] = await Promise.all([startCoordinator(), ...workerIds.map(startWorker)])
   let coordinator: ActorProcess = first!
   const workers = new Map<string, ActorProcess>(workerIds.map((id, i) => [id, initialWorkers[i]!]))
+  // Elastic: a worker the coordinator retired stops by itself; a supervisor starts it again (a spare).
+  const restarting = new Set<string>()
+  const alive = (id: string) => {
+    const c = workers.get(id)!.child
+    return !restarting.has(id) && c.exitCode === null && c.signalCode === null
+  }
+  const superviseRetirement = (id: string, p: ActorProcess): void => {
+    void p.exited.then(async (code) => {
+      if (code !== 0 || workers.get(id) !== p || !p.lines.some((l) => l.includes("retired by coordinator"))) return
+      restarting.add(id)
+      say(`${id}: retired by the coordinator, stopped; started again as a spare`)
+      const next = await startWorker(id)
+      workers.set(id, next)
+      restarting.delete(id)
+      superviseRetirement(id, next)
+    })
+  }
+  if (options.elastic === true) for (const [id, p] of workers) superviseRetirement(id, p)
   const client: RemoraClient = await harness.run(
     makeExecutionClient({ address: `${site.placement("x1").address}:${port}`, timeoutMs: 30_000 })
   )
   await Effect.runPromise(
     client.state.pipe(
-      Effect.filterOrFail((s) => s.workers.length === workerIds.length),
+      Effect.filterOrFail((s) => s.workers.length === (options.elastic === true ? 1 : workerIds.length)),
       Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds")))
     )
   )
@@ -273,7 +315,9 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
   const retryable = (r: RejectReason) =>
     r === RejectReason.REJECT_REASON_UNAVAILABLE || r === RejectReason.REJECT_REASON_OVERLOADED
   const submitters = options.submitters ?? 3
-  const inFlight = options.inFlight ?? 100
+  const loudInFlight = options.inFlight ?? 100
+  let inFlight = loudInFlight
+  const pumps: Array<() => void> = []
   const submitterDone: Array<Promise<void>> = []
   for (let s = 0; s < submitters; s++) {
     const next = workloadStream(options.seed * 16 + s * 2 + 1, `n${s}`)
@@ -296,9 +340,22 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
           }
           if (!generating && mine === 0) resolve()
         }
+        pumps.push(pump)
         pump()
       })
     )
+  }
+
+  // Elastic: loud and quiet stretches (their own draws: a seed's faults stay what they are without it).
+  let phases: ReturnType<typeof setTimeout> | undefined
+  if (options.elastic === true) {
+    const loudness = prng(options.seed * 7_919 + 1)
+    const flip = (loud: boolean) => {
+      inFlight = loud ? loudInFlight : QUIET_IN_FLIGHT
+      if (loud) for (const pump of pumps) pump()
+      phases = setTimeout(() => flip(!loud), Math.round(5_000 + loudness() * 5_000))
+    }
+    flip(true)
   }
 
   // ---- faults ----
@@ -350,7 +407,9 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
       coordinator = await startCoordinator()
       return resumed(kind)
     }
-    const id = workerIds[Math.floor(random() * workerIds.length)]!
+    // A worker being started again after its retirement is skipped (drawn the same, so a seed's faults hold).
+    const drawn = workerIds[Math.floor(random() * workerIds.length)]!
+    const id = alive(drawn) ? drawn : (workerIds.find(alive) ?? drawn)
     if (kind === "worker-pause") {
       const pausedMs = between(1_000, 7_000)
       say(`${id}: SIGSTOP for ${pausedMs} ms`)
@@ -369,18 +428,27 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     w.child.kill("SIGKILL")
     await w.exited
     await sleep(downMs)
-    workers.set(id, await startWorker(id))
+    const next = await startWorker(id)
+    workers.set(id, next)
+    if (options.elastic === true) superviseRetirement(id, next)
     return resumed(kind)
   }
   await until(() => receipts.size > 200, 120_000, "the first 200 receipts")
   const faultsBegan = performance.now()
-  for (let i = 0; i < kinds.length || performance.now() - faultsBegan < options.faultsMs; i++) {
+  const logged = (pattern: RegExp) => coordinatorLines.filter((l) => pattern.test(l)).length
+  // Elastic: faults go on until the pool has grown and shrunk at least once (for at most 2 more minutes).
+  const scaledBothWays = () =>
+    options.elastic !== true ||
+    (logged(SCALE_OUT) > 0 && logged(SCALE_IN) > 0) ||
+    performance.now() - faultsBegan > options.faultsMs + 120_000
+  for (let i = 0; i < kinds.length || performance.now() - faultsBegan < options.faultsMs || !scaledBothWays(); i++) {
     await inject(i < kinds.length ? order[i]! : kinds[Math.floor(random() * kinds.length)]!)
     await sleep(between(1_000, 3_000))
   }
 
   // ---- the end: every transaction answered, then the checks ----
   generating = false
+  if (phases !== undefined) clearTimeout(phases)
   say(`faults over; waiting for ${outstanding} submissions`)
   await Promise.race([
     Promise.all(submitterDone),
@@ -463,6 +531,8 @@ const nemesis = async (harness: Harness, options: RemoraNemesisOptions): Promise
     faults,
     recoveries: coordinatorLines.filter((l) => /recovery after/.test(l)).length,
     coordinatorRestarts: coordinatorLines.filter((l) => /coordinator restarted \(/.test(l)).length,
+    scaleOuts: logged(SCALE_OUT),
+    scaleIns: logged(SCALE_IN),
     resumeMs,
     coordinatorRestartToServingMs: servingMs,
     longestStallMs,
@@ -547,7 +617,7 @@ export const summarizeRemora = (r: RemoraNemesisReport): string => {
   return [
     `seed ${r.seed}, ${(r.elapsedMs / 1000).toFixed(0)} s: ${r.transactions} transactions, ${r.resubmissions} resubmissions`,
     `faults: ${byFault.join(", ")}`,
-    `recoveries logged: ${r.recoveries}; coordinator restarts: ${r.coordinatorRestarts} (to serving: ${r.coordinatorRestartToServingMs.join(", ")} ms)`,
+    `scale-outs ${r.scaleOuts}, scale-ins ${r.scaleIns}; recoveries logged: ${r.recoveries}; coordinator restarts: ${r.coordinatorRestarts} (to serving: ${r.coordinatorRestartToServingMs.join(", ")} ms)`,
     `max time to resume: ${max(r.resumeMs.map((x) => x.ms)).toFixed(0)} ms; longest stall without a receipt: ${r.longestStallMs.toFixed(0)} ms`,
     r.problems.length === 0 ? "checks: all passed" : `PROBLEMS:\n${r.problems.slice(0, 40).join("\n")}`
   ].join("\n")

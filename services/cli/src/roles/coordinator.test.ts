@@ -1,6 +1,6 @@
 import { defaultAutoscalerParams, POLICIES } from "@reef/remora"
 import { describe, expect, it } from "vitest"
-import { AUTOSCALER_DEFAULTS, POLICY_CHOICES, parsePoolRange } from "./coordinator.js"
+import { AUTOSCALER_DEFAULTS, coordinatorRole, POLICY_CHOICES, parsePoolRange } from "./coordinator.js"
 
 describe("reef run coordinator", () => {
   it("offers exactly the placement policies the coordinator core has", () => {
@@ -25,5 +25,21 @@ describe("reef run coordinator", () => {
       expect(parsed.ok).toBe(false)
       expect(parsed.ok ? "" : parsed.error).toContain(why)
     }
+  })
+
+  it("reef up --autoscale starts MAX workers (or --workers, if more) and gives the coordinator the range", () => {
+    const plan = (autoscale: { min: number; max: number } | undefined, workers: number) =>
+      coordinatorRole.up!.plan({
+        workers,
+        "worker-cores": 4,
+        "remora-consensus": "window",
+        "execution-port": 7401,
+        autoscale
+      } as never)
+    const scaled = plan({ min: 1, max: 5 }, 3)
+    expect(scaled.filter((a) => a.role === "worker").map((a) => a.id)).toEqual(["w1", "w2", "w3", "w4", "w5"])
+    expect(scaled.find((a) => a.role === "coordinator")!.args).toEqual(["--autoscale", "1..5"])
+    expect(plan({ min: 1, max: 2 }, 3).filter((a) => a.role === "worker")).toHaveLength(3)
+    expect(plan(undefined, 3).find((a) => a.role === "coordinator")!.args).toEqual([])
   })
 })
