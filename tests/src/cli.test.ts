@@ -327,7 +327,9 @@ describe("reef from a clean clone", () => {
           /^reef_remora_completed_total\{coordinator="x1"\} [1-9]\d*$/m,
           /^reef_remora_block_latency_ms_count\{coordinator="x1"\} [1-9]\d*$/m,
           /^reef_remora_dispatch_queue_transactions\{coordinator="x1"\} \d+$/m,
-          /^reef_remora_worker_load\{coordinator="x1",worker="w1"\} [\d.e+-]+$/m
+          /^reef_remora_worker_load\{coordinator="x1",worker="w1"\} [\d.e+-]+$/m,
+          /^reef_remora_pool_size\{coordinator="x1",state="active"\} [1-9]\d*$/m,
+          /^reef_remora_scaling_decisions_total\{coordinator="x1",decision="Spawn",reason="load-high"\} 0$/m
         ]
       ],
       ["worker/w1", [/^reef_remora_lease_transfers_total\{worker="w1"\} \d+$/m, /^reef_remora_worker_executed_total/m]],

@@ -34,6 +34,13 @@ export interface CoordinatorSample {
 }
 
 const POOL_STATES = ["active", "retiring", "spare"] as const
+/** The autoscaler's decisions and their reasons (core/autoscaler.ts ScaleDecision). */
+const DECISIONS = [
+  ["Spawn", "load-high"],
+  ["Spawn", "below-min"],
+  ["Retire", "load-low"],
+  ["Retire", "above-max"]
+] as const
 const poolSize = Metric.gauge("reef_remora_pool_size", {
   description: "Workers in the pool by state: active (take work), retiring (draining), spare (idle, for scale-out)"
 })
@@ -85,6 +92,8 @@ export class CoordinatorTelemetry {
       spare: [...this.tags, MetricLabel.make("state", "spare")]
     }
     for (const state of POOL_STATES) poolSize.unsafeUpdate(0, this.poolTags[state])
+    // Every decision's series exists from the start (at 0), so a rate over it is defined before the first one.
+    for (const [decision, reason] of DECISIONS) decisions.unsafeUpdate(0, this.decisionTags(decision, reason))
     // Registers the histogram's series (empty buckets) without an observation.
     blockLatency.unsafeValue(this.tags)
   }
@@ -96,11 +105,11 @@ export class CoordinatorTelemetry {
 
   /** The autoscaler decided (rare: counted as it happens). */
   onDecision(decision: string, reason: string): void {
-    decisions.unsafeUpdate(1, [
-      ...this.tags,
-      MetricLabel.make("decision", decision),
-      MetricLabel.make("reason", reason)
-    ])
+    decisions.unsafeUpdate(1, this.decisionTags(decision, reason))
+  }
+
+  private decisionTags(decision: string, reason: string): ReadonlyArray<MetricLabel.MetricLabel> {
+    return [...this.tags, MetricLabel.make("decision", decision), MetricLabel.make("reason", reason)]
   }
 
   /** Once per heartbeat: counters by what is new since the last sample, gauges as they are now. */
