@@ -164,8 +164,26 @@ describe("lease transfers (§4.2, Alg. 3 EnsureOwnership)", () => {
     expect(
       stepWorker(w, { _tag: "ObjectArrived", key: "k", version: 5, value: undefined, from: COORDINATOR_SOURCE })
     ).toEqual([])
-    expect(tags(stepWorker(w, { _tag: "Tick", nowMs: 200 }))).toEqual(["RequestObject"])
+    expect(stepWorker(w, { _tag: "Tick", nowMs: 200 })).toMatchObject([{ _tag: "RequestObject", to: "w2" }])
     expect(stepWorker(w, { _tag: "Tick", nowMs: 200 })).toEqual([])
+  })
+
+  it("an owner that never answers (stopped without a recovery) is not waited on forever: retries alternate with the coordinator", () => {
+    const w = worker("w1")
+    stepWorker(w, { _tag: "Stateful", tasks: [task(1, tx("a", ["k"]), [5], ["w2"])] })
+    const asked = (nowMs: number) =>
+      stepWorker(w, { _tag: "Tick", nowMs }).flatMap((o) => (o._tag === "RequestObject" ? [o.to] : []))
+    expect([asked(200), asked(400), asked(600), asked(800)]).toEqual([
+      ["w2"],
+      [COORDINATOR_SOURCE],
+      ["w2"],
+      [COORDINATOR_SOURCE]
+    ])
+    // The coordinator holds (k, 5) persisted: the task runs on it, and a late answer of w2 is a duplicate.
+    stepWorker(w, { _tag: "ObjectArrived", key: "k", version: 5, value: new Uint8Array([7]), from: COORDINATOR_SOURCE })
+    expect(w.fetching.size).toBe(0)
+    stepWorker(w, { _tag: "ObjectArrived", key: "k", version: 5, value: new Uint8Array([7]), from: "w2" })
+    expect(w.stats.duplicates).toBe(1)
   })
 })
 

@@ -808,6 +808,10 @@ const onTick = <P>(s: WorkerState<P>, nowMs: number, out: Out<P>): void => {
       version: Number(vk.slice(cut + 1)),
       trace: pending.trace
     })
+    // An owner that does not answer may be gone without a recovery (retired, paused): retries alternate with the
+    // coordinator, which holds every persisted version (Alg. 3, FetchFromCoordinator); its "missing" sends the
+    // next one back to the hinted owner.
+    pending.to = pending.to === COORDINATOR_SOURCE ? pending.hinted : COORDINATOR_SOURCE
   }
   for (const [txId, pending] of s.tokenFetching) {
     if (pending.sentAtMs > retryBefore) continue
