@@ -5,15 +5,26 @@
  * target file, prints every endpoint and the actor table, and either runs the demo workload and stops
  * (--workload) or stays up until Ctrl-C, saying what it stops.
  */
+
+import type { ChildProcess } from "node:child_process"
 import { rmSync } from "node:fs"
-import { CLIENT_IDENTITY, exitText, READY_PREFIX, startReefChild, stopTogetherOnClose } from "@reef/devkit"
+import {
+  type ChildStartError,
+  CLIENT_IDENTITY,
+  exitText,
+  READY_PREFIX,
+  startReefChild,
+  stopTogetherOnClose
+} from "@reef/devkit"
 import { makeOutput, type Output, progressText } from "@reef/devkit/output"
 import { isJoined, Membership, natsKernelLayer, startNatsServer } from "@reef/kernel"
 import { ObservabilityLive } from "@reef/observability/live"
 import type { Member } from "@reef/proto"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type CliFailure, ClusterStateError, UpFailedError } from "./cli/errors.js"
 import { colourEnabled } from "./cli/terminal.js"
@@ -36,6 +47,9 @@ import type { PlannedActor } from "./roles/role.js"
 import { sortMembers, statusText } from "./status-view.js"
 import { formatTable } from "./table.js"
 import { kernelWorkload, type WorkloadProgress } from "./workload.js"
+
+/** What a worker logs when its coordinator retired it (run-worker.ts). */
+const RETIRED_LINE = "retired by coordinator"
 
 /** An actor with the ports `reef up` gave it. */
 interface Placed extends PlannedActor {
@@ -116,44 +130,56 @@ const startActors = (
     const colour: Record<string, string> = colourEnabled(process.stdout.isTTY)
       ? { FORCE_COLOR: "1" }
       : { NO_COLOR: "1" }
-    const children = yield* Effect.forEach(
-      placed,
-      (actor) =>
-        startReefChild({
-          name: actor.name,
-          args: [
-            "run",
-            actor.role,
-            "--id",
-            actor.id,
-            ...common,
-            "--metrics-port",
-            String(actor.metricsPort),
-            ...actor.args,
-            ...portArgs(actor)
-          ],
-          env: { ...colour, ...envOf(actor.role) },
-          // A replica calibrates its round timer with its peers before it is ready; on a machine shared by
-          // many busy processes (loads of 40 on 2 cores) that alone took more than 90 s.
-          startTimeoutMs: 180_000,
-          onExit: (exit) => {
-            const again = ["reef run", actor.role, "--id", actor.id, ...actor.args, ...portArgs(actor)].join(" ")
-            out.line(
-              out.style.warn(
-                `${actor.name} (pid ${exit.pid}) exited: ${exitText(exit)}; the other actors keep running (to start it again: ${again})`
+    // A worker its coordinator retired (scale-in, --autoscale) stops by itself with exit 0: it is started again,
+    // a new process that waits as a spare, so the pool can grow again.
+    const runtime = yield* Effect.runtime<Scope.Scope>()
+    const start = (actor: Placed): Effect.Effect<ChildProcess, ChildStartError, Scope.Scope> => {
+      let retired = false
+      return startReefChild({
+        name: actor.name,
+        args: [
+          "run",
+          actor.role,
+          "--id",
+          actor.id,
+          ...common,
+          "--metrics-port",
+          String(actor.metricsPort),
+          ...actor.args,
+          ...portArgs(actor)
+        ],
+        env: { ...colour, ...envOf(actor.role) },
+        // A replica calibrates its round timer with its peers before it is ready; on a machine shared by
+        // many busy processes (loads of 40 on 2 cores) that alone took more than 90 s.
+        startTimeoutMs: 180_000,
+        onExit: (exit) => {
+          if (retired && exit.code === 0) {
+            out.line(`${actor.name} was retired by its coordinator and stopped; starting it again as a spare`)
+            Runtime.runFork(runtime)(
+              start(actor).pipe(
+                Effect.catchAll((e) => Effect.sync(() => out.line(out.style.warn(`${actor.name}: ${e.message}`))))
               )
             )
-          },
-          onLine: (line) => {
-            if (!line.startsWith(READY_PREFIX)) return out.line(`${out.style.dim(`[${actor.name}]`)} ${line}`)
-            waiting.delete(actor.name)
-            const what = line.slice(READY_PREFIX.length).trim()
-            out.line(`${out.style.good("ready")} ${actor.name} in ${seconds(started)}: ${what}`)
-            showWaiting()
+            return
           }
-        }),
-      { concurrency: "unbounded" }
-    ).pipe(
+          const again = ["reef run", actor.role, "--id", actor.id, ...actor.args, ...portArgs(actor)].join(" ")
+          out.line(
+            out.style.warn(
+              `${actor.name} (pid ${exit.pid}) exited: ${exitText(exit)}; the other actors keep running (to start it again: ${again})`
+            )
+          )
+        },
+        onLine: (line) => {
+          if (line.includes(RETIRED_LINE)) retired = true
+          if (!line.startsWith(READY_PREFIX)) return out.line(`${out.style.dim(`[${actor.name}]`)} ${line}`)
+          const what = line.slice(READY_PREFIX.length).trim()
+          if (!waiting.delete(actor.name)) return out.line(`${out.style.good("ready")} ${actor.name} again: ${what}`)
+          out.line(`${out.style.good("ready")} ${actor.name} in ${seconds(started)}: ${what}`)
+          showWaiting()
+        }
+      })
+    }
+    const children = yield* Effect.forEach(placed, start, { concurrency: "unbounded" }).pipe(
       Effect.ensuring(
         Effect.zipRight(
           Fiber.interrupt(ticker),
