@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest"
 import { checkResult, renderSvg, vegaLiteSpec } from "../harness/index.js"
 import { timelineOf } from "./fig8.js"
-import { type Fig10Completion, type Fig10Run, fig10Settings, movedSummary, phaseStats } from "./fig10.js"
+import {
+  type Fig10Completion,
+  type Fig10Mode,
+  type Fig10Run,
+  fig10Settings,
+  movedSummary,
+  phaseStats,
+  phaseWindows
+} from "./fig10.js"
 import { fig10Report } from "./fig10-report.js"
 
 /** `perSecond` completions evenly over [fromS, toS) of transactions from `phase`, on `workers` in turn. */
@@ -28,8 +36,14 @@ describe("Fig. 10 phases", () => {
       ...steady(2, 3, 50, 1, { latencyMs: 20, transfers: 2, workers: ["w3"] }),
       ...steady(4, 5, 50, 1, { latencyMs: 1000, transfers: 2, workers: ["w3"] })
     ]
-    const [p0, p1, p2] = phaseStats(completions, 3, 2)
-    expect(p0).toMatchObject({ tps: 100, p50Ms: 5, p90Ms: 5, leaseTransfers: 200, transfersPerTx: 1 })
+    const windows = phaseWindows("offered", { ...fig10Settings(true), phases: 3, phaseSeconds: 2 }, [], 0)
+    expect(windows).toEqual([
+      [0, 2000],
+      [2000, 4000],
+      [4000, 6000]
+    ])
+    const [p0, p1, p2] = phaseStats(completions, windows)
+    expect(p0).toMatchObject({ fromS: 0, toS: 2, tps: 100, p50Ms: 5, p90Ms: 5, leaseTransfers: 200, transfersPerTx: 1 })
     expect(p0!.busiestWorkerShare).toBe(0.5)
     expect(p1).toMatchObject({ tps: 25, answered: 100, leaseTransfers: 200, transfersPerTx: 2 })
     expect(p1!.p90Ms).toBe(1000)
@@ -41,21 +55,40 @@ describe("Fig. 10 phases", () => {
     expect(moved.movedP90Ms).toBe(1000)
     expect(moved.movedTransfersPerTx).toBe(2)
   })
+
+  it("saturated phases run from one phase's first submission to the next one's, the last to the end", () => {
+    const settings = { ...fig10Settings(true), phases: 3 }
+    expect(phaseWindows("saturated", settings, [0, 1500, 4000], 9000)).toEqual([
+      [0, 1500],
+      [1500, 4000],
+      [4000, 9000]
+    ])
+    // 300 completions over the 1.5 s of phase 0: 200 tx/s; none in a phase never started.
+    const completions = steady(0, 1.5, 200, 0)
+    const [p0, , p2] = phaseStats(completions, phaseWindows("saturated", settings, [0, 1500], 1500))
+    expect(p0!.tps).toBe(200)
+    expect(p2!.tps).toBeNaN()
+  })
 })
 
 describe("Fig. 10 report", () => {
   const settings = { ...fig10Settings(true), phases: 2, phaseSeconds: 2 }
-  const run = (policy: string, workload: "tpcc" | "ethereum", tps: number, transfers: number): Fig10Run => {
+  const run = (
+    policy: string,
+    workload: "tpcc" | "ethereum",
+    mode: Fig10Mode,
+    tps: number,
+    transfers: number
+  ): Fig10Run => {
     const completions = [
       ...steady(0, 2, tps, 0, { transfers, workers: ["w1", "w2", "w3"] }),
       ...steady(2, 4, tps, 1, { latencyMs: 40, transfers, workers: ["w1", "w2", "w3"] })
     ]
-    const phases = phaseStats(completions, 2, 2)
+    const phases = phaseStats(completions, phaseWindows(mode, settings, [0, 2000], 4000))
     return {
       policy: policy as Fig10Run["policy"],
       workload,
-      rateTps: 150,
-      phaseSeconds: 2,
+      mode,
       phases,
       timeline: timelineOf(completions, 4000),
       ...movedSummary(completions, phases),
@@ -65,6 +98,15 @@ describe("Fig. 10 report", () => {
       recoveries: 0
     }
   }
+  /** A cluster's four runs; saturated throughput is 1.5 times the offered one. */
+  const both = (policy: string, tpccTps: number, ethereumTps: number, transfers: number) =>
+    (["offered", "saturated"] as const).flatMap((mode) => {
+      const k = mode === "saturated" ? 1.5 : 1
+      return [
+        run(policy, "tpcc", mode, tpccTps * k, transfers),
+        run(policy, "ethereum", mode, ethereumTps * k, transfers)
+      ]
+    })
   const rounds = (sfsTransfers: number) =>
     [0, 1].map((index) => ({
       index,
@@ -73,12 +115,9 @@ describe("Fig. 10 report", () => {
       reruns: 0,
       discarded: [],
       values: {
-        sfs: { tpcc: run("sfs", "tpcc", 100, sfsTransfers), ethereum: run("sfs", "ethereum", 100, sfsTransfers) },
-        "round-robin": {
-          tpcc: run("round-robin", "tpcc", 80, 2),
-          ethereum: run("round-robin", "ethereum", 100 - index * 10, 2)
-        },
-        locality: { tpcc: run("locality", "tpcc", 50, 0.5), ethereum: run("locality", "ethereum", 100, 0.5) }
+        sfs: both("sfs", 100, 100, sfsTransfers),
+        "round-robin": both("round-robin", 80, 100 - index * 10, 2),
+        locality: both("locality", 50, 100, 0.5)
       }
     }))
 
@@ -89,10 +128,15 @@ describe("Fig. 10 report", () => {
     expect(report.ratios.fig10EthereumThroughputRoundRobinOverSfs).toMatchObject({ min: 0.9, max: 1 })
     expect(report.ratios.fig10TpccTransfersRoundRobinOverSfs).toMatchObject({ median: 2 })
     expect(report.ratios.fig10TpccP90LocalityOverSfs).toMatchObject({ median: 1 })
+    expect(report.ratios.fig10TpccSaturatedThroughputLocalityOverSfs).toMatchObject({ median: 0.5 })
+    expect(report.ratios.fig10EthereumSaturatedTransfersRoundRobinOverSfs).toMatchObject({ median: 2 })
+    // Saturated: throughput and transfers only (a closed loop's latency is its queue).
+    expect(report.ratios.fig10TpccSaturatedP90LocalityOverSfs).toBeUndefined()
     const tpcc = report.metrics.fig10ByWorkload.tpcc!.policies
-    expect(tpcc.locality!.throughputTps).toMatchObject({ median: 50, samples: 2 })
-    expect(tpcc["round-robin"]!.perPhase[1]!.transfersPerTx.median).toBe(2)
-    expect(tpcc.sfs!.perPhase[0]!.busiestWorkerShare.median).toBeCloseTo(1 / 3, 2)
+    expect(tpcc.locality!.offered!.throughputTps).toMatchObject({ median: 50, samples: 2 })
+    expect(tpcc.locality!.saturated!.throughputTps).toMatchObject({ median: 75, samples: 2 })
+    expect(tpcc["round-robin"]!.offered!.perPhase[1]!.transfersPerTx.median).toBe(2)
+    expect(tpcc.sfs!.offered!.perPhase[0]!.busiestWorkerShare.median).toBeCloseTo(1 / 3, 2)
     const result = {
       suite: "t",
       quick: true,
@@ -109,6 +153,8 @@ describe("Fig. 10 report", () => {
     expect(new Set(throughput.points.map((q) => q.series))).toEqual(
       new Set(["sfs", "round-robin", "locality", "hotspot moves (2 s)"])
     )
+    const saturated = report.curves["fig10-tpcc-saturated-throughput"]!
+    expect(saturated.points.find((q) => q.series === "locality" && q.x === 2)).toMatchObject({ y: 75 })
   })
 
   it("a run with no SFS transfers leaves that ratio out with a note instead of dividing by zero", () => {

@@ -8,7 +8,9 @@
  * - `ethereum`: token transfers with steady hot contract accounts and a Zipf head that moves to other accounts
  *   each phase (the paper replays Ethereum mainnet blocks from different periods).
  *
- * Both at a fixed offered rate from one gRPC client, so a phase is a fixed stretch of time. Each worker runs
+ * Each twice from one gRPC client: offered at a fixed rate (open loop, the paper's set-up), so a phase is a fixed
+ * stretch of time; then saturated (closed loop, a fixed number in flight), where throughput is what the placement
+ * lets the cluster do and a phase is a fixed number of transactions. Each worker runs
  * stateful parts on one virtual core with a synthetic cost: three workers on a shared 2-core machine then
  * behave like three machines whose capacity placement can waste (a worker that ends up with every hot object
  * saturates while the others idle) or spend on lease transfers. Per phase: throughput (completions in the
@@ -33,16 +35,26 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { timelineOf } from "./fig8.js"
-import { openLoopLoad, startProcessCluster } from "./process-cluster.js"
+import { runLoad, startProcessCluster } from "./process-cluster.js"
 
 export const FIG10_POLICIES: ReadonlyArray<PolicyName> = ["sfs", "round-robin", "locality"]
 export const FIG10_WORKLOADS = ["tpcc", "ethereum"] as const
 export type Fig10Workload = (typeof FIG10_WORKLOADS)[number]
 
+/**
+ * How a trace is offered: `offered`, open loop at `rateTps` with phases of `phaseSeconds` (the paper's
+ * set-up: a fixed input rate below capacity); `saturated`, closed loop with `inFlight` transactions outstanding
+ * and phases of `saturatedTxsPerPhase` transactions, so throughput is what the placement lets the cluster do.
+ */
+export const FIG10_MODES = ["offered", "saturated"] as const
+export type Fig10Mode = (typeof FIG10_MODES)[number]
+
 export interface Fig10Settings {
   readonly rateTps: number
   readonly phases: number
   readonly phaseSeconds: number
+  readonly inFlight: number
+  readonly saturatedTxsPerPhase: number
   /** Synthetic cost of a stateful part (µs) on a worker's virtual core. */
   readonly statefulCostUs: number
   /** Virtual cores per worker. */
@@ -53,8 +65,30 @@ export interface Fig10Settings {
 
 export const fig10Settings = (quick: boolean): Fig10Settings =>
   quick
-    ? { rateTps: 150, phases: 4, phaseSeconds: 4, statefulCostUs: 14_000, cores: 1, drainSeconds: 20 }
-    : { rateTps: 150, phases: 6, phaseSeconds: 6, statefulCostUs: 14_000, cores: 1, drainSeconds: 30 }
+    ? {
+        rateTps: 150,
+        phases: 4,
+        phaseSeconds: 4,
+        inFlight: 96,
+        saturatedTxsPerPhase: 400,
+        statefulCostUs: 14_000,
+        cores: 1,
+        drainSeconds: 20
+      }
+    : {
+        rateTps: 150,
+        phases: 6,
+        phaseSeconds: 6,
+        inFlight: 96,
+        saturatedTxsPerPhase: 800,
+        statefulCostUs: 14_000,
+        cores: 1,
+        drainSeconds: 30
+      }
+
+/** Transactions per phase of a trace offered in `mode`. */
+export const txsPerPhaseOf = (settings: Fig10Settings, mode: Fig10Mode): number =>
+  mode === "offered" ? settings.rateTps * settings.phaseSeconds : settings.saturatedTxsPerPhase
 
 /** What each trace is (fig10Source builds them). */
 export const FIG10_TRACES: Readonly<Record<Fig10Workload, string>> = {
@@ -64,8 +98,12 @@ export const FIG10_TRACES: Readonly<Record<Fig10Workload, string>> = {
 }
 
 /** The traces (seeded), as FIG10_TRACES describes them. */
-export const fig10Source = (workload: Fig10Workload, settings: Fig10Settings, prng: Prng): PhasedSource<unknown> => {
-  const txsPerPhase = settings.rateTps * settings.phaseSeconds
+export const fig10Source = (
+  workload: Fig10Workload,
+  settings: Fig10Settings,
+  txsPerPhase: number,
+  prng: Prng
+): PhasedSource<unknown> => {
   const costs = { statelessCostUs: 0, statefulCostUs: settings.statefulCostUs }
   if (workload === "tpcc") {
     const options = { ...costs, warehouses: 12, newOrderShare: 0.5, hotWarehouses: 4, hotShare: 0.5, txsPerPhase }
@@ -94,6 +132,9 @@ export interface Fig10Completion {
 
 export interface Fig10Phase {
   readonly phase: number
+  /** The phase's time window (s since the load began). */
+  readonly fromS: number
+  readonly toS: number
   /** Completions within the phase's time window, per second. */
   readonly tps: number
   /** Of the phase's transactions (by submission), those answered: p50 and p90 latency (ms). */
@@ -109,8 +150,7 @@ export interface Fig10Phase {
 export interface Fig10Run {
   readonly policy: PolicyName
   readonly workload: Fig10Workload
-  readonly rateTps: number
-  readonly phaseSeconds: number
+  readonly mode: Fig10Mode
   readonly phases: ReadonlyArray<Fig10Phase>
   /** Per 250 ms of completion time: throughput and p90 (fig8.ts's buckets). */
   readonly timeline: ReadonlyArray<{ readonly t: number; readonly tps: number; readonly p90Ms: number }>
@@ -128,15 +168,28 @@ export interface Fig10Run {
 
 const p = (xs: ReadonlyArray<number>, q: number) => (xs.length === 0 ? Number.NaN : percentile(xs, q))
 
-/** Per phase of `phaseSeconds`: throughput by completion time, latency, transfers and spread by the tx's phase. */
+/**
+ * The phases' time windows (ms since the load began). Offered: fixed, `phaseSeconds` each. Saturated: from the
+ * first submission of a phase's transactions to the first of the next phase's (the last one to `endMs`).
+ */
+export const phaseWindows = (
+  mode: Fig10Mode,
+  settings: Fig10Settings,
+  firstSubmitMs: ReadonlyArray<number>,
+  endMs: number
+): Array<readonly [number, number]> =>
+  Array.from({ length: settings.phases }, (_, phase) =>
+    mode === "offered"
+      ? ([phase * settings.phaseSeconds * 1000, (phase + 1) * settings.phaseSeconds * 1000] as const)
+      : ([firstSubmitMs[phase] ?? endMs, firstSubmitMs[phase + 1] ?? endMs] as const)
+  )
+
+/** Per phase: throughput by completion time within its window; latency, transfers and spread by the tx's phase. */
 export const phaseStats = (
   completions: ReadonlyArray<Fig10Completion>,
-  phases: number,
-  phaseSeconds: number
+  windows: ReadonlyArray<readonly [number, number]>
 ): Array<Fig10Phase> =>
-  Array.from({ length: phases }, (_, phase) => {
-    const from = phase * phaseSeconds * 1000
-    const to = from + phaseSeconds * 1000
+  windows.map(([from, to], phase) => {
     const inWindow = completions.filter((c) => c.at >= from && c.at < to).length
     const own = completions.filter((c) => c.phase === phase)
     const latencies = own.map((c) => c.latencyMs)
@@ -146,7 +199,9 @@ export const phaseStats = (
     const busiest = Math.max(0, ...perWorker.values())
     return {
       phase,
-      tps: inWindow / phaseSeconds,
+      fromS: from / 1000,
+      toS: to / 1000,
+      tps: to > from ? (inWindow * 1000) / (to - from) : Number.NaN,
       p50Ms: p(latencies, 50),
       p90Ms: p(latencies, 90),
       leaseTransfers: transfers,
@@ -178,12 +233,15 @@ const trace = (line: string) => {
   if (process.env.REMORA_BENCH_DEBUG) console.error(`[fig10] ${line}`)
 }
 
-/** One fresh cluster with `policy`: each workload's trace in turn (disjoint keys), the same trace for any policy. */
+/**
+ * One fresh cluster with `policy`: each workload's trace offered, then each saturated (fresh traces of the same
+ * workloads, on the objects the offered ones left), one after the other; the same traces for any policy.
+ */
 export const runFig10Cluster = async (
   policy: PolicyName,
   seed: number,
   settings: Fig10Settings
-): Promise<Record<Fig10Workload, Fig10Run>> => {
+): Promise<ReadonlyArray<Fig10Run>> => {
   const scope = Effect.runSync(Scope.make())
   const dataDir = await mkdtemp(join(tmpdir(), "reef-bench-fig10-"))
   const log: Array<string> = []
@@ -211,57 +269,65 @@ export const runFig10Cluster = async (
       scope
     )
     trace(`${policy} seed ${seed}: processes up`)
-    const out: Partial<Record<Fig10Workload, Fig10Run>> = {}
-    for (const workload of FIG10_WORKLOADS) {
-      const random = new Prng(seed * 31 + FIG10_WORKLOADS.indexOf(workload))
-      const source = fig10Source(workload, settings, random.fork())
-      const stream = transactionStream(
-        source,
-        ed25519Signer(signingKeyFromSeed(new Uint8Array(32).fill(10))),
-        random.fork(),
-        0,
-        `f10-${workload}-${seed}-`
-      )
-      const total = settings.rateTps * settings.phaseSeconds * settings.phases
-      const completions: Array<Fig10Completion> = []
-      let refused = 0
-      const recoveriesBefore = log.filter((l) => /recovery after/.test(l)).length
-      const load = openLoopLoad({
-        client: cluster.client,
-        rateTps: settings.rateTps,
-        total,
-        next: () => stream().tx,
-        onReceipt: (n, at, latencyMs, receipt) =>
-          completions.push({
-            at,
-            latencyMs,
-            leaseTransfers: receipt.leaseTransfers,
-            worker: receipt.worker,
-            phase: source.phaseOf(n)
-          }),
-        onRejected: () => refused++
-      })
-      const { answered, submitted } = await load.done(settings.drainSeconds * 1000)
-      load.stop()
-      const phases = phaseStats(completions, settings.phases, settings.phaseSeconds)
-      out[workload] = {
-        policy,
-        workload,
-        rateTps: settings.rateTps,
-        phaseSeconds: settings.phaseSeconds,
-        phases,
-        timeline: timelineOf(completions, settings.phases * settings.phaseSeconds * 1000),
-        ...movedSummary(completions, phases),
-        submitted,
-        answered,
-        refused,
-        recoveries: log.filter((l) => /recovery after/.test(l)).length - recoveriesBefore
+    const out: Array<Fig10Run> = []
+    for (const mode of FIG10_MODES) {
+      for (const workload of FIG10_WORKLOADS) {
+        const random = new Prng(seed * 31 + FIG10_WORKLOADS.indexOf(workload) + (mode === "offered" ? 0 : 7))
+        const txsPerPhase = txsPerPhaseOf(settings, mode)
+        const source = fig10Source(workload, settings, txsPerPhase, random.fork())
+        const stream = transactionStream(
+          source,
+          ed25519Signer(signingKeyFromSeed(new Uint8Array(32).fill(10))),
+          random.fork(),
+          0,
+          `f10-${workload}-${mode}-${seed}-`
+        )
+        const completions: Array<Fig10Completion> = []
+        const firstSubmitMs: Array<number> = []
+        let refused = 0
+        const recoveriesBefore = log.filter((l) => /recovery after/.test(l)).length
+        const load = runLoad({
+          client: cluster.client,
+          pace: mode === "offered" ? { rateTps: settings.rateTps } : { inFlight: settings.inFlight },
+          total: txsPerPhase * settings.phases,
+          next: () => stream().tx,
+          onSubmit: (n, at) => {
+            if (n % txsPerPhase === 0) firstSubmitMs.push(at)
+          },
+          onReceipt: (n, at, latencyMs, receipt) =>
+            completions.push({
+              at,
+              latencyMs,
+              leaseTransfers: receipt.leaseTransfers,
+              worker: receipt.worker,
+              phase: source.phaseOf(n)
+            }),
+          onRejected: () => refused++
+        })
+        const { answered, submitted } = await load.done(settings.drainSeconds * 1000)
+        load.stop()
+        const endMs = Math.max(0, ...completions.map((c) => c.at))
+        const windows = phaseWindows(mode, settings, firstSubmitMs, endMs)
+        const phases = phaseStats(completions, windows)
+        const run: Fig10Run = {
+          policy,
+          workload,
+          mode,
+          phases,
+          timeline: timelineOf(completions, windows.at(-1)![1]),
+          ...movedSummary(completions, phases),
+          submitted,
+          answered,
+          refused,
+          recoveries: log.filter((l) => /recovery after/.test(l)).length - recoveriesBefore
+        }
+        out.push(run)
+        trace(
+          `${policy} ${workload} ${mode}: ${answered}/${submitted} answered, phases ${phases.map((q) => `${q.tps.toFixed(0)} tx/s p90 ${q.p90Ms.toFixed(0)} ms ${q.transfersPerTx.toFixed(2)} tr/tx ${q.busiestWorkerShare.toFixed(2)} busiest`).join("; ")}`
+        )
       }
-      trace(
-        `${policy} ${workload}: ${answered}/${submitted} answered, phases ${phases.map((q) => `${q.tps.toFixed(0)} tx/s p90 ${q.p90Ms.toFixed(0)} ms ${q.transfersPerTx.toFixed(2)} tr/tx`).join("; ")}`
-      )
     }
-    return out as Record<Fig10Workload, Fig10Run>
+    return out
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await rm(dataDir, { recursive: true, force: true })

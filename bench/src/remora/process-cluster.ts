@@ -1,7 +1,7 @@
 /**
  * A Remora cluster of `reef run` processes for the bench's real-process figures: a spawned nats-server, a
  * coordinator (`x1`) serving reef.v1.Execution on a free port, and `reef run worker` children, all in one Scope
- * (closing it stops them); and an open-loop load that submits at a fixed rate from one gRPC client, retrying
+ * (closing it stops them); and a load from one gRPC client, at a fixed rate (open loop) or with a fixed number in flight (closed loop), retrying
  * what the coordinator turns away as unavailable or overloaded, and hands each receipt back with its latency
  * from the first submission. Fig. 10 (fig10.ts) runs on it; a figure that kills or restarts processes can spawn
  * more with `child`.
@@ -75,11 +75,17 @@ export const startProcessCluster = async (
 
 export interface LoadOptions {
   readonly client: RemoraClient
-  readonly rateTps: number
+  /**
+   * Open loop at `rateTps` (the schedule does not wait for receipts), or closed loop with `inFlight`
+   * transactions outstanding (each answer submits the next).
+   */
+  readonly pace: { readonly rateTps: number } | { readonly inFlight: number }
   /** Transactions to submit in all (then the load stops submitting). */
   readonly total: number
   /** The n-th transaction (0-based). */
   readonly next: (n: number) => Transaction
+  /** Each first submission: the transaction's index and ms since the load began. */
+  readonly onSubmit?: (n: number, atMs: number) => void
   /** Each receipt: the transaction's index, ms since the load began, and latency from its first submission. */
   readonly onReceipt: (n: number, atMs: number, latencyMs: number, receipt: Receipt) => void
   /** A rejection that is no back-pressure (the transaction is not retried). */
@@ -98,12 +104,16 @@ export interface Load {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Submits `total` transactions at `rateTps` (open loop: the schedule does not wait for receipts). */
-export const openLoopLoad = (options: LoadOptions): Load => {
+/** Submits `total` transactions from one client, paced as `options.pace` says. */
+export const runLoad = (options: LoadOptions): Load => {
   const startedAt = performance.now()
   let answered = 0
   let submitted = 0
   let stopped = false
+  let allSubmitted: () => void = () => {}
+  const submittedAll = new Promise<void>((resolve) => {
+    allSubmitted = resolve
+  })
   const retryMs = options.retryMs ?? 100
   const submit = (n: number, tx: Transaction, firstAt: number): void => {
     if (stopped) return
@@ -121,22 +131,38 @@ export const openLoopLoad = (options: LoadOptions): Load => {
       const now = performance.now()
       if (o._tag === "Executed") options.onReceipt(n, now - startedAt, now - firstAt, o.receipt)
       else options.onRejected?.(n, o.rejection.reason)
+      if ("inFlight" in options.pace) submitNext()
     })
   }
-  const pacer = (async () => {
-    while (!stopped && submitted < options.total) {
-      const due = Math.min(options.total, Math.floor(((performance.now() - startedAt) / 1000) * options.rateTps))
-      for (; submitted < due; submitted++) submit(submitted, options.next(submitted), performance.now())
-      await sleep(5)
-    }
-  })()
+  const submitNext = () => {
+    if (stopped || submitted >= options.total) return
+    const n = submitted++
+    const at = performance.now()
+    options.onSubmit?.(n, at - startedAt)
+    submit(n, options.next(n), at)
+    if (submitted === options.total) allSubmitted()
+  }
+  if (options.total === 0) allSubmitted()
+  const pace = options.pace
+  if ("inFlight" in pace) {
+    for (let i = 0; i < pace.inFlight; i++) submitNext()
+  } else {
+    void (async () => {
+      while (!stopped && submitted < options.total) {
+        const due = Math.min(options.total, Math.floor(((performance.now() - startedAt) / 1000) * pace.rateTps))
+        while (submitted < due) submitNext()
+        await sleep(5)
+      }
+    })()
+  }
   return {
     startedAt,
     stop: () => {
       stopped = true
+      allSubmitted()
     },
     done: async (timeoutMs) => {
-      await pacer
+      await submittedAll
       const deadline = performance.now() + timeoutMs
       while (answered < submitted && performance.now() < deadline) await sleep(20)
       return { answered, submitted }
