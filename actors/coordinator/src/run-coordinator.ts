@@ -65,7 +65,13 @@ export const coordinatorStatus = (driver: CoordinatorDriver): Record<string, str
         pool: poolSummary(driver.poolView()),
         "scale out/in": `${driver.counters.scaleOuts}/${driver.counters.scaleIns}`
       }
-    : {})
+    : {}),
+  // Each worker's part in the pool, by incarnation (reef status shows it in the worker's row).
+  ...Object.fromEntries(
+    driver
+      .poolView()
+      .map((m) => [`pool ${m.worker}@${m.incarnation}`, m.state === "spare" ? "spare" : `${m.state} ${m.loadUs}µs`])
+  )
 })
 
 export const EXECUTION_PROTO_FILES: ReadonlyArray<string> = ["reef/v1/execution.proto"]

@@ -100,7 +100,8 @@ export const runWorker = (options: RunWorkerOptions) =>
         Effect.sync(() => {
           const status = current?.status() ?? {}
           telemetry.sample(status)
-          return status
+          // Which coordinator's pool it is in (reef status reads its part there).
+          return { ...status, coordinator }
         })
       )
     }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { makeStyle } from "./cli/terminal.js"
 import { prometheusTargets, targetsPathFor } from "./prometheus-targets.js"
 import { roles } from "./roles/index.js"
-import { backupColumns, replicaLag } from "./roles/status-columns.js"
+import { backupColumns, ROLE_STATUS_COLUMNS, replicaLag } from "./roles/status-columns.js"
 import { ago, jsonValue, statusJson, statusText } from "./status-view.js"
 
 const member = (
@@ -103,9 +103,25 @@ describe("the status table", () => {
       member("backup", id, state, 19_000, { chain: "ira", head: "40", lag: "0", "blocks/s": "2.0", state: "following" })
     const live = beat("b1", joined)
     const stopped = beat("b2", MemberState.MEMBER_STATE_LEFT)
-    const cells = backupColumns.cells([live, stopped], nowMs)
+    const cells = backupColumns.cells([live, stopped], nowMs, [live, stopped])
     expect(cells.get(live)).toEqual(["ira", "40", "0", "2.0", "following"])
     expect(cells.get(stopped)).toEqual(["ira", "40", "-", "-", "left"])
+  })
+
+  it("shows each worker's part in its coordinator's pool, for the incarnation the coordinator means", () => {
+    const worker = (id: string) =>
+      member("worker", id, joined, 19_000, { executed: "5", objects: "2", coordinator: "x1" })
+    const [w1, w2, w3] = [worker("w1"), worker("w2"), worker("w3")]
+    const x1 = member("coordinator", "x1", joined, 19_000, {
+      "pool w1@w1-1": "active 1200µs",
+      "pool w2@w2-1": "spare",
+      // An earlier process of w3: its part is not this one's.
+      "pool w3@w3-0": "retiring 0µs"
+    })
+    const cells = ROLE_STATUS_COLUMNS.worker.cells([w1!, w2!, w3!], nowMs, [x1, w1!, w2!, w3!])
+    expect(ROLE_STATUS_COLUMNS.worker.headers.at(-1)).toBe("pool")
+    expect([w1!, w2!, w3!].map((w) => cells.get(w)?.at(-1))).toEqual(["active 1200µs", "spare", "-"])
+    expect(cells.get(w1!)?.slice(0, 2)).toEqual(["5", "2"])
   })
 
   it("writes one Prometheus target per process that announces /metrics", () => {

@@ -51,8 +51,13 @@ export interface StatusRole {
   readonly status?: RoleStatusColumns | undefined
 }
 
-const roleCells = (role: StatusRole | undefined, members: ReadonlyArray<Member>, nowMs: number) =>
-  role?.status === undefined ? new Map<Member, ReadonlyArray<string>>() : role.status.cells(members, nowMs)
+const roleCells = (
+  role: StatusRole | undefined,
+  members: ReadonlyArray<Member>,
+  nowMs: number,
+  everyone: ReadonlyArray<Member>
+) =>
+  role?.status === undefined ? new Map<Member, ReadonlyArray<string>>() : role.status.cells(members, nowMs, everyone)
 
 export interface StatusReport {
   readonly members: ReadonlyArray<Member>
@@ -69,7 +74,7 @@ const roleSections = ({ members, nowMs, roles }: StatusReport) => {
   for (const role of roles) {
     if (role.status === undefined) continue
     const ofRole = sortMembers(members.filter((m) => m.address?.role === role.role))
-    if (ofRole.length > 0) sections.push({ role, members: ofRole, cells: roleCells(role, ofRole, nowMs) })
+    if (ofRole.length > 0) sections.push({ role, members: ofRole, cells: roleCells(role, ofRole, nowMs, members) })
   }
   return sections
 }

@@ -66,7 +66,12 @@ export interface RoleStatusColumns {
    * One cell per header for each member of this role. Gets every member of the role (joined, suspected and
    * left), so a column may compare a member with its peers (a replica's lag behind its group).
    */
-  readonly cells: (members: ReadonlyArray<Member>, nowMs: number) => ReadonlyMap<Member, ReadonlyArray<string>>
+  readonly cells: (
+    members: ReadonlyArray<Member>,
+    nowMs: number,
+    /** Every member of the cluster, of every role (a worker's pool state is its coordinator's to say). */
+    everyone: ReadonlyArray<Member>
+  ) => ReadonlyMap<Member, ReadonlyArray<string>>
 }
 
 /** Columns that show role-status keys as they are, one column per key (named like it). */

@@ -91,6 +91,27 @@ const airdbColumns: RoleStatusColumns = {
     )
 }
 
+/**
+ * A worker's own counters, and its part in its coordinator's pool (active, retiring or spare, with the load the
+ * coordinator placed on it): the coordinator's heartbeat says it per incarnation (`pool <id>@<incarnation>`), so
+ * a restarted worker is not shown with its previous process's part.
+ */
+const WORKER_KEYS = ["executed", "objects", "leases in", "busy", "waiting"]
+const workerColumns: RoleStatusColumns = {
+  headers: [...WORKER_KEYS, "pool"],
+  cells: (members, _nowMs, everyone) =>
+    new Map(
+      members.map((m) => {
+        const status = m.lastHeartbeat?.roleStatus ?? {}
+        const coordinator = everyone.find(
+          (c) => c.address?.role === "coordinator" && c.address.id === status.coordinator
+        )
+        const part = coordinator?.lastHeartbeat?.roleStatus[`pool ${m.address?.id}@${m.lastHeartbeat?.incarnation}`]
+        return [m, [...WORKER_KEYS.map((k) => status[k] ?? "-"), part ?? "-"]]
+      })
+    )
+}
+
 /** Each role's columns, by role (roles without columns have none). */
 export const ROLE_STATUS_COLUMNS = {
   replica: replicaColumns,
@@ -107,7 +128,7 @@ export const ROLE_STATUS_COLUMNS = {
     "pool",
     "scale out/in"
   ]),
-  worker: roleStatusColumns(["executed", "objects", "leases in", "busy", "waiting"])
+  worker: workerColumns
 } as const satisfies Readonly<Record<string, RoleStatusColumns>>
 
 /** The roles in the registry's order (roles/index.ts), with their columns: what `reef status` renders. */
