@@ -42,4 +42,25 @@ describe("reef run coordinator", () => {
     expect(plan({ min: 1, max: 2 }, 3).filter((a) => a.role === "worker")).toHaveLength(3)
     expect(plan(undefined, 3).find((a) => a.role === "coordinator")!.args).toEqual([])
   })
+
+  it("refuses autoscale tuning without --autoscale, a band upside down, and autoscaling symmetric workers", () => {
+    const base = {
+      consensus: "window",
+      "popuc-min-replicas": 1,
+      "popuc-group": "kv",
+      "in-memory": false,
+      architecture: "asymmetric",
+      "autoscale-high": AUTOSCALER_DEFAULTS.highLoad,
+      "autoscale-low": AUTOSCALER_DEFAULTS.lowLoad,
+      "autoscale-sustain": AUTOSCALER_DEFAULTS.sustain,
+      "autoscale-cooldown-ms": AUTOSCALER_DEFAULTS.coolDownMs,
+      "autoscale-every-ms": 1_000
+    }
+    const validate = (input: Record<string, unknown>) => coordinatorRole.validate!({ ...base, ...input } as never)
+    const range = { min: 1, max: 3 }
+    expect(validate({ autoscale: range })).toBeUndefined()
+    expect(validate({ "autoscale-high": 900 })).toContain("need --autoscale")
+    expect(validate({ autoscale: range, "autoscale-low": 900, "autoscale-high": 900 })).toContain("must be below")
+    expect(validate({ autoscale: range, architecture: "symmetric" })).toContain("asymmetric")
+  })
 })

@@ -219,9 +219,11 @@ export const coordinatorRole = defineRole({
         ? "--in-memory keeps nothing on disk: it cannot take a --data-dir"
         : input.autoscale === undefined && autoscaleTuned(input)
           ? "--autoscale-* options need --autoscale MIN..MAX"
-          : input["autoscale-low"] >= input["autoscale-high"]
-            ? `--autoscale-low (${input["autoscale-low"]}) must be below --autoscale-high (${input["autoscale-high"]})`
-            : undefined,
+          : input.autoscale !== undefined && input.architecture === "symmetric"
+            ? "--autoscale needs --architecture asymmetric: symmetric workers all schedule every block, so none can retire"
+            : input["autoscale-low"] >= input["autoscale-high"]
+              ? `--autoscale-low (${input["autoscale-low"]}) must be below --autoscale-high (${input["autoscale-high"]})`
+              : undefined,
   start: (input, context) =>
     Effect.gen(function* () {
       const [coordinator, { Layer }] = yield* Effect.promise(() =>
