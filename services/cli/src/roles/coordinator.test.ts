@@ -56,7 +56,7 @@ describe("reef run coordinator", () => {
       "autoscale-cooldown-ms": AUTOSCALER_DEFAULTS.coolDownMs,
       "autoscale-every-ms": 1_000
     }
-    const validate = (input: Record<string, unknown>) => coordinatorRole.validate!({ ...base, ...input } as never)
+    const validate = (input: Record<string, unknown>) => coordinatorRole.validate!({ ...base, ...input } as never, "x1")
     const range = { min: 1, max: 3 }
     expect(validate({ autoscale: range })).toBeUndefined()
     expect(validate({ "autoscale-high": 900 })).toContain("need --autoscale")
