@@ -18,6 +18,8 @@
  *   (remora/fig8-report.ts): throughput and p90 over time, `recoveryDipSeconds`,
  *   `coordinatorRestartToServingMs`, and the epoch-length trade-off, as the section `fig8` of remora.json;
  *   `pnpm bench remora --fig8 [--quick]` measures and rewrites that section alone.
+ * - Fig. 9 (the worker pool following a load that rises by half and falls back, against a fixed pool) is the
+ *   section `fig9`, measured only by `pnpm bench remora --fig9 [--quick]` (remora/fig9-report.ts).
  * - Fig. 10 (placement following a moving hotspot: SFS, round-robin, locality-only on real processes) is the
  *   section `fig10`, measured only by `pnpm bench remora --fig10 [--quick]` (remora/fig10-report.ts).
  * - The fault-free configurations run with failure detection relaxed (remora/kernel-scope.ts): on a shared
@@ -46,6 +48,7 @@ import { coreSweep } from "./remora/core-bench.js"
 import { driverSweep } from "./remora/driver-bench.js"
 import type { ExperimentResult } from "./remora/experiment.js"
 import { FIG8_SECTION, fig8Report, fig8Section, runFig8Rounds } from "./remora/fig8-report.js"
+import { runFig9Only } from "./remora/fig9-report.js"
 import { runFig10Only } from "./remora/fig10-report.js"
 import { FIG5_POLICIES, type FigureData, type FigureSettings, runFigures, SEPARATIONS } from "./remora/figures.js"
 import { type Hosts, runConfiguration, startHosts } from "./remora/hosts.js"
@@ -192,6 +195,7 @@ const printFig8 = (report: ReturnType<typeof fig8Report>) => {
 
 export const run = async (quick: boolean, flags: ReadonlyArray<string> = []): Promise<void> => {
   if (flags.includes("--fig8")) return runFig8Only(quick)
+  if (flags.includes("--fig9")) return runFig9Only(quick)
   if (flags.includes("--fig10")) return runFig10Only(quick)
   const real = flags.includes("--real")
   const scope = Effect.runSync(Scope.make())

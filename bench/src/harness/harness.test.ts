@@ -186,6 +186,28 @@ describe("plots", () => {
     await writePlot(tmp, "p", curve)
   })
 
+  it("series on a second y axis get their own scale, on the right, and the others keep theirs", async () => {
+    const curve: Curve = {
+      title: "Load and pool",
+      x: { title: "time (s)" },
+      y: { title: "throughput (tx/s)" },
+      y2: { title: "active workers", series: ["pool"], interpolate: "step-after" },
+      points: [
+        { series: "tps", x: 0, y: 80, yMin: 70, yMax: 90 },
+        { series: "tps", x: 1, y: 120 },
+        { series: "pool", x: 0, y: 2 },
+        { series: "pool", x: 1, y: 3 }
+      ]
+    }
+    const spec = vegaLiteSpec(curve) as { resolve: unknown; layer: Array<Record<string, unknown>> }
+    expect(spec.resolve).toEqual({ scale: { y: "independent" } })
+    expect(JSON.stringify(spec.layer[1]!.transform)).toContain('"oneOf":["pool"]')
+    const svg = await renderSvg(vegaLiteSpec(curve))
+    expect(svg).toContain("active workers")
+    expect(svg).toContain("throughput (tx/s)")
+    expect(png(svg).drawn).toBeGreaterThan(500)
+  })
+
   it("every plot in bench/results renders to a PNG", async () => {
     const specs = readdirSync(resultsDir).filter((f) => f.endsWith(".vl.json"))
     for (const file of specs) {

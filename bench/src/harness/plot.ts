@@ -44,6 +44,11 @@ export interface Curve {
   readonly headline?: string
   /** Draw the points (default true; off for dense time series and CDFs). */
   readonly pointMarks?: boolean
+  /** A second y axis, on the right, for these series (a pool size over a throughput, say). */
+  readonly y2?: Axis & {
+    readonly series: ReadonlyArray<string>
+    readonly interpolate?: "linear" | "step-after"
+  }
 }
 
 const axisOf = (a: Axis, isY: boolean) => ({
@@ -71,6 +76,11 @@ const axisOf = (a: Axis, isY: boolean) => ({
   }
 })
 
+const withAxis = (a: ReturnType<typeof axisOf>, more: Record<string, unknown>) => ({
+  ...a,
+  axis: { ...a.axis, ...more }
+})
+
 /** A few small distinct whole-number x values (group sizes, worker counts) get a tick each and no others. */
 const discreteTicks = (curve: Curve): ReadonlyArray<number> | undefined => {
   const xs = [...new Set(curve.points.map((p) => p.x))].sort((a, b) => a - b)
@@ -86,8 +96,10 @@ export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {
   }
   const y = { field: "y", type: "quantitative", ...axisOf(curve.y, true) }
   const color = { field: "series", type: "nominal", title: null, legend: { orient: "right", labelLimit: 260 } }
+  const onY2 = curve.y2?.series ?? []
   const layers: Array<Record<string, unknown>> = [
     {
+      ...(onY2.length === 0 ? {} : { transform: [{ filter: { not: { field: "series", oneOf: [...onY2] } } }] }),
       mark: { type: "line", interpolate: curve.interpolate ?? "linear", point: curve.pointMarks ?? true },
       encoding: { x, y, color }
     }
@@ -104,6 +116,23 @@ export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {
       }
     })
   }
+  // The second axis is its own layer with its own y scale; the first axis's line and band share theirs.
+  const y2 =
+    curve.y2 === undefined
+      ? undefined
+      : {
+          transform: [{ filter: { field: "series", oneOf: [...onY2] } }],
+          mark: { type: "line", interpolate: curve.y2.interpolate ?? "linear", point: false, strokeDash: [6, 3] },
+          encoding: {
+            x,
+            y: {
+              field: "y",
+              type: "quantitative",
+              ...withAxis(axisOf(curve.y2, true), { orient: "right", grid: false })
+            },
+            color
+          }
+        }
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: curve.title, ...(curve.headline === undefined ? {} : { subtitle: `headline: ${curve.headline}` }) },
@@ -111,7 +140,9 @@ export const vegaLiteSpec = (curve: Curve): Record<string, unknown> => {
     height: 320,
     background: "white",
     data: { values: curve.points.map((p) => ({ ...p })) },
-    layer: layers,
+    ...(y2 === undefined
+      ? { layer: layers }
+      : { layer: [{ layer: layers }, y2], resolve: { scale: { y: "independent" } } }),
     config: { font: "DejaVu Sans, Arial, sans-serif" }
   }
 }

@@ -85,8 +85,13 @@ export interface CoordinatorKill {
 export interface Fig8Run {
   readonly epochMs: number
   readonly rateTps: number
-  /** Per bucket: its start (s since the load began), completions per second, p90 latency (ms). */
-  readonly timeline: ReadonlyArray<{ readonly t: number; readonly tps: number; readonly p90Ms: number }>
+  /** Per bucket: its start (s since the load began), completions per second, p50 and p90 latency (ms). */
+  readonly timeline: ReadonlyArray<{
+    readonly t: number
+    readonly tps: number
+    readonly p50Ms: number
+    readonly p90Ms: number
+  }>
   readonly workerKills: ReadonlyArray<WorkerKill>
   readonly coordinatorKills: ReadonlyArray<CoordinatorKill>
   /**
@@ -121,15 +126,16 @@ const exited = (child: ChildProcess) =>
     ? Promise.resolve()
     : new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
-/** Per-bucket throughput and p90 of `completions` up to `endMs`. */
+/** Per-bucket throughput, p50 and p90 of `completions` up to `endMs` (also Fig. 9's, at its own bucket size). */
 export const timelineOf = (
   completions: ReadonlyArray<{ readonly at: number; readonly latencyMs: number }>,
-  endMs: number
+  endMs: number,
+  bucketMs = BUCKET_MS
 ): Fig8Run["timeline"] => {
   const buckets = new Map<number, Array<number>>()
   for (const c of completions) {
     if (c.at >= endMs) continue
-    const b = Math.floor(c.at / BUCKET_MS)
+    const b = Math.floor(c.at / bucketMs)
     let list = buckets.get(b)
     if (list === undefined) {
       list = []
@@ -137,11 +143,12 @@ export const timelineOf = (
     }
     list.push(c.latencyMs)
   }
-  return Array.from({ length: Math.floor(endMs / BUCKET_MS) }, (_, b) => {
+  return Array.from({ length: Math.floor(endMs / bucketMs) }, (_, b) => {
     const list = buckets.get(b) ?? []
     return {
-      t: (b * BUCKET_MS) / 1000,
-      tps: (list.length * 1000) / BUCKET_MS,
+      t: (b * bucketMs) / 1000,
+      tps: (list.length * 1000) / bucketMs,
+      p50Ms: list.length === 0 ? 0 : percentile(list, 50),
       p90Ms: list.length === 0 ? 0 : percentile(list, 90)
     }
   })
