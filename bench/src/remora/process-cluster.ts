@@ -1,10 +1,10 @@
 /**
  * A Remora cluster of `reef run` processes for the bench's real-process figures: a spawned nats-server, a
  * coordinator (`x1`) serving reef.v1.Execution on a free port, and `reef run worker` children, all in one Scope
- * (closing it stops them); and a load from one gRPC client, at a fixed rate (open loop) or with a fixed number in flight (closed loop), retrying
+ * (closing it stops them); and a load from one gRPC client, at a fixed or changing rate (open loop) or with a fixed number in flight (closed loop), retrying
  * what the coordinator turns away as unavailable or overloaded, and hands each receipt back with its latency
- * from the first submission. Fig. 10 (fig10.ts) runs on it; a figure that kills or restarts processes can spawn
- * more with `child`.
+ * from the first submission. Figs. 9 and 10 (fig9.ts, fig10.ts) run on it; a figure that kills or restarts
+ * processes can spawn more with `child`.
  */
 import type { ChildProcess } from "node:child_process"
 import { ExecutionCallError, makeExecutionClient, type RemoraClient, type Submitted } from "@reef/coordinator"
@@ -76,10 +76,14 @@ export const startProcessCluster = async (
 export interface LoadOptions {
   readonly client: RemoraClient
   /**
-   * Open loop at `rateTps` (the schedule does not wait for receipts), or closed loop with `inFlight`
-   * transactions outstanding (each answer submits the next).
+   * Open loop at `rateTps` (the schedule does not wait for receipts), or open loop at a rate that changes over
+   * time (`dueBy`: transactions due so many ms after the start), or closed loop with `inFlight` transactions
+   * outstanding (each answer submits the next).
    */
-  readonly pace: { readonly rateTps: number } | { readonly inFlight: number }
+  readonly pace:
+    | { readonly rateTps: number }
+    | { readonly dueBy: (elapsedMs: number) => number }
+    | { readonly inFlight: number }
   /** Transactions to submit in all (then the load stops submitting). */
   readonly total: number
   /** The n-th transaction (0-based). */
@@ -149,7 +153,11 @@ export const runLoad = (options: LoadOptions): Load => {
   } else {
     void (async () => {
       while (!stopped && submitted < options.total) {
-        const due = Math.min(options.total, Math.floor(((performance.now() - startedAt) / 1000) * pace.rateTps))
+        const elapsedMs = performance.now() - startedAt
+        const due = Math.min(
+          options.total,
+          Math.floor("dueBy" in pace ? pace.dueBy(elapsedMs) : (elapsedMs / 1000) * pace.rateTps)
+        )
         while (submitted < due) submitNext()
         await sleep(5)
       }
