@@ -161,7 +161,9 @@ const SMOOTH_SIDE = 2
  * Throughput of each bucket as the mean of the 5 buckets centred on it: a gap of n >= 3 empty buckets stays
  * below half the level for exactly n buckets; a shorter one is no dip.
  */
-export const smoothed = (timeline: Fig8Run["timeline"]): Array<{ readonly t: number; readonly tps: number }> =>
+export const smoothed = (
+  timeline: ReadonlyArray<{ readonly t: number; readonly tps: number }>
+): Array<{ readonly t: number; readonly tps: number }> =>
   timeline.map((p, i) => {
     const window = timeline.slice(Math.max(0, i - SMOOTH_SIDE), i + SMOOTH_SIDE + 1)
     return { t: p.t, tps: window.reduce((sum, q) => sum + q.tps, 0) / window.length }

@@ -237,6 +237,17 @@ export const fig9Report = (quick: boolean, rounds: Fig9Rounds) => {
         1
       )
     },
+    spikeP90Ms: {
+      elastic: spread(
+        perRound.map((m) => m.spikeP90Ms),
+        1
+      ),
+      fixed: spread(
+        perRound.map((m) => m.fixedSpikeP90Ms),
+        1
+      )
+    },
+    spikeP90MsNote: `p90 over the whole spike and ${SETTLE_S} s after it, beside the transitions' windows`,
     throughputByPhase: Object.fromEntries(
       phases.map((ph) => [
         ph,
@@ -322,7 +333,7 @@ const offered = (p: Fig9Profile): Array<CurvePoint> => {
   )
 }
 
-const ACTIVE = "elastic: active workers (right axis)"
+const ACTIVE = "active workers (right axis)"
 
 const poolPoints = (run: Fig9Run): Array<CurvePoint> =>
   run.pool.map((s) => ({ series: ACTIVE, x: round(s.t, 2), y: s.active }))

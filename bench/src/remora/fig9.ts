@@ -33,7 +33,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { timelineOf } from "./fig8.js"
-import { openLoopLoad, startProcessCluster } from "./process-cluster.js"
+import { runLoad, startProcessCluster } from "./process-cluster.js"
 
 /** Throughput buckets (ms); latency percentiles over time use LATENCY_BUCKET_MS (a 250 ms bucket has ~20 samples). */
 export const BUCKET_MS = 250
@@ -237,6 +237,9 @@ export interface Fig9RoundMetrics {
   readonly fixedSteadyP90Ms: number
   readonly fixedTransitionP90Ms: number
   readonly fixedP90Inflation: number
+  /** p90 over the whole spike and 3 s after it (what a longer transition would show), elastic and fixed. */
+  readonly spikeP90Ms: number
+  readonly fixedSpikeP90Ms: number
   readonly longestGapSeconds: number
   readonly longestGapAtS: number
   readonly fixedLongestGapSeconds: number
@@ -258,6 +261,7 @@ export const roundMetrics = (elastic: Fig9Run, fixed: Fig9Run): Fig9RoundMetrics
   const fixedSteadyP90Ms = percentileIn(fixed.completions, steady, 90)
   const fixedTransitionP90Ms = percentileIn(fixed.completions, windows, 90)
   const end = profileSeconds(p)
+  const spikeWindow = [{ fromS: spikeStartS(p), toS: spikeEndS(p) + SETTLE_S }]
   // Load is offered from 0 to the end of the profile; the first completions need a block or two: from the
   // warm-up on.
   const gap = longestGap(elastic.completions, p.warmupS, end)
@@ -278,6 +282,8 @@ export const roundMetrics = (elastic: Fig9Run, fixed: Fig9Run): Fig9RoundMetrics
     fixedSteadyP90Ms,
     fixedTransitionP90Ms,
     fixedP90Inflation: fixedTransitionP90Ms / fixedSteadyP90Ms,
+    spikeP90Ms: percentileIn(elastic.completions, spikeWindow, 90),
+    fixedSpikeP90Ms: percentileIn(fixed.completions, spikeWindow, 90),
     longestGapSeconds: gap.seconds,
     longestGapAtS: gap.atS,
     fixedLongestGapSeconds: fixedGap.seconds,
@@ -413,10 +419,9 @@ export const runFig9 = async (options: Fig9Options): Promise<Fig9Run> => {
     const completions: Array<Completion> = []
     const byWorker: Record<string, number> = {}
     const total = dueBy(profile, profileSeconds(profile) * 1000)
-    const load = openLoopLoad({
+    const load = runLoad({
       client,
-      rateTps: profile.baseTps,
-      dueBy: (ms) => dueBy(profile, ms),
+      pace: { dueBy: (ms) => dueBy(profile, ms) },
       total,
       next: () => next().tx,
       onReceipt: (_n, atMs, latencyMs, receipt) => {
