@@ -199,7 +199,17 @@ export const fig9Report = (quick: boolean, rounds: Fig9Rounds) => {
       "executed by the activated spare: detection (--autoscale-sustain observations above --autoscale-high, every " +
       "--autoscale-every-ms), activation and the first block placed on it. Median and min–max over interleaved " +
       "rounds; NaN (null) in a round where the spare never served or served before the spike",
+    elasticScaleInSeconds: spread(perRound.map((m) => m.scaleInSeconds)),
+    elasticScaleInSecondsDefinition:
+      "seconds from the end of the spike (the rate falling back) to the coordinator's log of the worker retired " +
+      "(Alg. 5 done: drained, an epoch ended, its objects reclaimed); its process exits 0 right after",
     elasticP90InflationDuringScaling: { ...spread(perRound.map((m) => m.p90Inflation)), goal: "<= 1.5" },
+    elasticP90InflationByTransition: {
+      scaleOut: spread(
+        perRound.map((m) => m.transitions.find((w) => w.name === "scale-out")?.p90Inflation ?? Number.NaN)
+      ),
+      scaleIn: spread(perRound.map((m) => m.transitions.find((w) => w.name === "scale-in")?.p90Inflation ?? Number.NaN))
+    },
     fixedPoolP90InflationSameWindows: spread(perRound.map((m) => m.fixedP90Inflation)),
     elasticP90InflationDuringScalingDefinition:
       "p90 latency (first submission to receipt) of the completions inside the transitions over the p90 of the " +
@@ -284,7 +294,12 @@ export const fig9Report = (quick: boolean, rounds: Fig9Rounds) => {
       round: i + 1,
       busy: r.busy,
       machine: r.machine,
-      transitions: perRound[i]!.transitions.map((w) => ({ ...w, fromS: round(w.fromS, 2), toS: round(w.toS, 2) })),
+      transitions: perRound[i]!.transitions.map((w) => ({
+        ...w,
+        fromS: round(w.fromS, 2),
+        toS: round(w.toS, 2),
+        p90Inflation: round(w.p90Inflation, 3)
+      })),
       runs: MODES.map((mode) => {
         const run = r.values[mode]
         const e = run.events
@@ -412,6 +427,7 @@ const printFig9 = (report: ReturnType<typeof fig9Report>) => {
     ["name", "median", "min–max", "goal"],
     [
       row("elasticScaleOutSeconds", m.elasticScaleOutSeconds),
+      row("elasticScaleInSeconds (spike end to retired)", m.elasticScaleInSeconds),
       row("elasticP90InflationDuringScaling", m.elasticP90InflationDuringScaling, "<= 1.5"),
       row("  fixed pool, same windows", m.fixedPoolP90InflationSameWindows),
       row("stallSeconds (beyond the fixed pool's longest gap)", m.stallSeconds, "0"),

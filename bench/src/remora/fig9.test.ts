@@ -127,6 +127,11 @@ describe("Fig. 9 metrics", () => {
     expect(m.p90Inflation).toBe(2)
     expect(m.fixedP90Inflation).toBe(1)
     expect(m.scaleOutSeconds).toBe(1.5)
+    expect(m.scaleInSeconds).toBe(2)
+    expect(m.transitions.map((w) => [w.name, w.p90Inflation])).toEqual([
+      ["scale-out", 2],
+      ["scale-in", 1]
+    ])
     expect(m.longestGapSeconds).toBeCloseTo(1.008, 2)
     expect(m.longestGapAtS).toBeCloseTo(15.99, 1)
     expect(m.fixedLongestGapSeconds).toBeCloseTo(0.3125, 2)
@@ -185,6 +190,8 @@ describe("Fig. 9 report", () => {
     const report = fig9Report(true, rounds)
     expect(report.metrics.elasticScaleOutSeconds).toMatchObject({ median: 1.5, min: 1.5, max: 1.5, samples: 2 })
     expect(report.metrics.elasticP90InflationDuringScaling).toMatchObject({ median: 1.25, goal: "<= 1.5" })
+    expect(report.metrics.elasticP90InflationByTransition.scaleOut).toMatchObject({ median: 1.25 })
+    expect(report.metrics.elasticScaleInSeconds).toMatchObject({ median: 2 })
     expect(report.metrics.stallSeconds).toMatchObject({ median: 0, goal: 0 })
     expect(report.ratios.fig9TransitionP90ElasticOverFixedPool).toMatchObject({ median: 1.25, repeats: 2 })
     expect(

@@ -249,7 +249,15 @@ export interface Fig9RoundMetrics {
   readonly throughput: Readonly<
     Record<"before" | "spike" | "after", { elastic: number; fixed: number; offered: number }>
   >
-  readonly transitions: ReadonlyArray<{ readonly name: string; readonly fromS: number; readonly toS: number }>
+  /** Each transition's window, with the elastic run's p90 inside it over the steady p90. */
+  readonly transitions: ReadonlyArray<{
+    readonly name: "scale-out" | "scale-in"
+    readonly fromS: number
+    readonly toS: number
+    readonly p90Inflation: number
+  }>
+  /** From the end of the spike to the worker retired (the coordinator's log), s; NaN if none was. */
+  readonly scaleInSeconds: number
 }
 
 export const roundMetrics = (elastic: Fig9Run, fixed: Fig9Run): Fig9RoundMetrics => {
@@ -293,7 +301,11 @@ export const roundMetrics = (elastic: Fig9Run, fixed: Fig9Run): Fig9RoundMetrics
       spike: phase(Math.min(spikeFrom, spikeEndS(p)), spikeEndS(p), p.spikeTps),
       after: phase(Math.min(afterFrom, end), end, p.baseTps)
     },
-    transitions: windows
+    transitions: windows.map((w) => ({ ...w, p90Inflation: percentileIn(elastic.completions, [w], 90) / steadyP90Ms })),
+    scaleInSeconds:
+      elastic.events.retiredS === undefined || elastic.events.retiredS < spikeEndS(p)
+        ? Number.NaN
+        : elastic.events.retiredS - spikeEndS(p)
   }
 }
 
