@@ -1,3 +1,5 @@
+import type { RemoraClient } from "@reef/coordinator"
+import { Receipt, Transaction } from "@reef/proto"
 import { describe, expect, it } from "vitest"
 import { checkResult, renderSvg, vegaLiteSpec } from "../harness/index.js"
 import { timelineOf } from "./fig8.js"
@@ -15,6 +17,7 @@ import {
   transitionWindows
 } from "./fig9.js"
 import { fig9Report } from "./fig9-report.js"
+import { runLoad } from "./process-cluster.js"
 
 const profile: Fig9Profile = { baseTps: 80, spikeTps: 120, beforeS: 10, warmupS: 2, spikeS: 10, afterS: 10 }
 
@@ -79,6 +82,33 @@ describe("Fig. 9 load profile", () => {
     expect(dueBy(profile, 15_000)).toBe(1400)
     expect(dueBy(profile, 30_000)).toBe(800 + 1200 + 800)
     expect(dueBy(profile, 99_000)).toBe(2800)
+  })
+})
+
+describe("Fig. 9 open loop at a changing rate", () => {
+  it("submits every transaction the profile makes due, none before it is due, and hands back each receipt", async () => {
+    // A client that answers each submission at once with a receipt from "w1".
+    const client = {
+      submitCallback: (_tx: Transaction, done: (o: unknown) => void) =>
+        setImmediate(() => done({ _tag: "Executed", txId: "t", receipt: Receipt.fromPartial({ worker: "w1" }) }))
+    } as unknown as RemoraClient
+    const short: Fig9Profile = { baseTps: 200, spikeTps: 300, beforeS: 0.1, warmupS: 0, spikeS: 0.1, afterS: 0.1 }
+    const total = dueBy(short, 300)
+    const submittedAt: Array<number> = []
+    const workers: Array<string> = []
+    const load = runLoad({
+      client,
+      pace: { dueBy: (ms) => dueBy(short, ms) },
+      total,
+      next: (n) => Transaction.fromPartial({ body: Buffer.from([n]) }),
+      onSubmit: (_n, atMs) => submittedAt.push(atMs),
+      onReceipt: (_n, _atMs, _latencyMs, receipt) => workers.push(receipt.worker)
+    })
+    expect(await load.done(10_000)).toEqual({ answered: total, submitted: total })
+    expect(total).toBe(70)
+    // The n-th transaction (0-based) went out once n + 1 were due.
+    submittedAt.forEach((atMs, n) => expect(dueBy(short, atMs)).toBeGreaterThanOrEqual(n + 1))
+    expect(workers).toEqual(Array(total).fill("w1"))
   })
 })
 
