@@ -71,7 +71,8 @@ const runOf = (mode: "elastic" | "fixed", completions: Array<Completion>, events
   recoveries: 0,
   submitted: completions.length,
   answered: completions.length,
-  byWorker: { w1: completions.length }
+  byWorker: { w1: completions.length },
+  stateMatchesReference: true
 })
 
 describe("Fig. 9 load profile", () => {
@@ -222,6 +223,7 @@ describe("Fig. 9 report", () => {
     expect(report.metrics.elasticP90InflationDuringScaling).toMatchObject({ median: 1.25, goal: "<= 1.5" })
     expect(report.metrics.elasticP90InflationByTransition.scaleOut).toMatchObject({ median: 1.25 })
     expect(report.metrics.elasticScaleInSeconds).toMatchObject({ median: 2 })
+    expect(report.metrics.runsWithStateEqualToReference).toBe("4/4")
     expect(report.metrics.stallSeconds).toMatchObject({ median: 0, goal: 0 })
     expect(report.ratios.fig9TransitionP90ElasticOverFixedPool).toMatchObject({ median: 1.25, repeats: 2 })
     expect(

@@ -11,7 +11,8 @@
  * - every receipt (completion time, latency from the first submission, the worker that ran it);
  * - the pool as the coordinator reports it (`GetExecutionState.pool`: active / retiring / spare, load P) twice a
  *   second, and the coordinator's `autoscaler:` log lines (decisions and retirement phases, timed on arrival);
- * - the retired worker's exit (code and time).
+ * - the retired worker's exit (code and time);
+ * - whether the executed state equals the sequential reference execution of the receipts' order.
  *
  * The metrics (pure functions below, unit-tested):
  * - `scaleOutSeconds`: from the spike's start to the first receipt the activated spare gave;
@@ -25,8 +26,8 @@ import type { ChildProcess } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { RemoraClient } from "@reef/coordinator"
-import type { ExecutionState } from "@reef/proto"
+import { type RemoraClient, receiptOrder, referenceHash } from "@reef/coordinator"
+import type { ExecutionState, Receipt, Transaction } from "@reef/proto"
 import { bodySource, ed25519Signer, Prng, signingKeyFromSeed, transactionStream } from "@reef/remora"
 import { percentile } from "@reef/stats"
 import * as Effect from "effect/Effect"
@@ -152,6 +153,11 @@ export interface Fig9Run {
   readonly answered: number
   /** Receipts per worker. */
   readonly byWorker: Readonly<Record<string, number>>
+  /**
+   * The executed state (GetExecutionState, once complete) equals the sequential reference execution of the
+   * receipts' order; undefined when the state did not become complete within 30 s.
+   */
+  readonly stateMatchesReference: boolean | undefined
 }
 
 // ---- pure metrics ------------------------------------------------------------------------------------------
@@ -430,13 +436,21 @@ export const runFig9 = async (options: Fig9Options): Promise<Fig9Run> => {
     )
     const completions: Array<Completion> = []
     const byWorker: Record<string, number> = {}
+    const sent: Array<Transaction> = []
+    const receipts: Array<Receipt> = []
+    const byId = new Map<string, Transaction>()
     const total = dueBy(profile, profileSeconds(profile) * 1000)
     const load = runLoad({
       client,
       pace: { dueBy: (ms) => dueBy(profile, ms) },
       total,
-      next: () => next().tx,
-      onReceipt: (_n, atMs, latencyMs, receipt) => {
+      next: (n) => {
+        sent[n] = next().tx
+        return sent[n]!
+      },
+      onReceipt: (n, atMs, latencyMs, receipt) => {
+        receipts.push(receipt)
+        byId.set(receipt.txId, sent[n]!)
         completions.push({ at: atMs, latencyMs, worker: receipt.worker })
         byWorker[receipt.worker] = (byWorker[receipt.worker] ?? 0) + 1
       }
@@ -469,8 +483,13 @@ export const runFig9 = async (options: Fig9Options): Promise<Fig9Run> => {
     }
     polling = false
     await poller
-    const final = await Effect.runPromise(Effect.either(client.state))
     load.stop()
+    // Nothing runs any more: the state settles complete (every worker answered at the current generation).
+    const final = await stateWhen(client, (s) => s.complete, 30)
+    const stateMatchesReference =
+      final === undefined ? undefined : final.stateHash === referenceHash(receiptOrder(receipts), byId)
+    if (stateMatchesReference === false) trace(`${options.mode}: the state differs from the reference execution`)
+    const last = final ?? (await stateWhen(client, () => true, 5))
 
     const timedLog = log.map((l) => ({ atS: sinceS(l.at), line: l.line }))
     const fromLog = eventsFromLog(timedLog)
@@ -492,15 +511,16 @@ export const runFig9 = async (options: Fig9Options): Promise<Fig9Run> => {
         retiredExitS: exit === undefined ? undefined : sinceS(exit.at),
         retiredExitCode: exit?.code
       },
-      scaleOuts: final._tag === "Right" ? Number(final.right.scaleOuts) : Number.NaN,
-      scaleIns: final._tag === "Right" ? Number(final.right.scaleIns) : Number.NaN,
+      scaleOuts: last === undefined ? Number.NaN : Number(last.scaleOuts),
+      scaleIns: last === undefined ? Number.NaN : Number(last.scaleIns),
       decisions: timedLog
         .filter((l) => /autoscaler: (scale-out|retire )/.test(l.line))
         .map((l) => ({ atS: Math.round(l.atS * 100) / 100, line: l.line })),
       recoveries: log.filter((l) => /recovery after/.test(l.line)).length,
       submitted: answered.submitted,
       answered: answered.answered,
-      byWorker
+      byWorker,
+      stateMatchesReference
     }
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
