@@ -463,13 +463,16 @@ export class CoordinatorDriver {
       this.feed({ _tag: "Retire", worker: decision.worker, reason: decision.reason })
       return
     }
-    this.scaleOut(why)
+    this.scaleOut(decision.reason, why)
   }
 
-  private scaleOut(why: string): void {
+  private scaleOut(reason: string, why: string): void {
     const spare = this.pool.activate()
     if (spare === undefined) {
-      this.io.warn(`autoscaler: scale-out (${why}) but no spare worker is running; start one with reef run worker`)
+      // Below min: the workers have not all joined yet (at start, or after losses); the pool takes them as they do.
+      if (reason === "below-min")
+        this.io.info(`autoscaler: fewer active workers than --autoscale's min; waiting for workers to join`)
+      else this.io.warn(`autoscaler: scale-out (${why}) but no spare worker is running; start one with reef run worker`)
       return
     }
     this.counters.scaleOuts++
