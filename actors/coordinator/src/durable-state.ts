@@ -92,25 +92,71 @@ export const memoryDurableState = (): DurableState => {
   }
 }
 
+/** A write the coordinator could not make durable, even on a reopened environment: it must stop, not answer. */
+export class DurableWriteError extends Error {
+  readonly _tag = "DurableWriteError"
+}
+
+export interface LmdbDurableOptions {
+  /** Told when a write failed and is tried again on a reopened environment. */
+  readonly warn?: (message: string) => void
+  /** Fault injection for tests: runs at the start of every write transaction; throwing fails that attempt. */
+  readonly beforeWrite?: (what: string) => void
+}
+
+const reason = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
 /** LMDB under `dir`: every write is a synchronous, durable transaction (the caller answers after it). */
-export const lmdbDurableState = async (dir: string): Promise<DurableState> => {
+export const lmdbDurableState = async (dir: string, options: LmdbDurableOptions = {}): Promise<DurableState> => {
   mkdirSync(dir, { recursive: true })
   const { open } = await import("lmdb")
-  const root: RootDatabase = open({ path: dir, maxDbs: 8 })
-  const meta: Database<unknown, string> = root.openDB({ name: "meta", encoding: "msgpack" })
-  const blocks: Database<StoredBlock, number> = root.openDB({
-    name: "blocks",
-    encoding: "msgpack",
-    keyEncoding: "uint32"
-  })
-  const receipts: Database<Buffer, string> = root.openDB({ name: "receipts", encoding: "binary" })
-  const objects: Database<{ version: number; value: Uint8Array }, string> = root.openDB({
-    name: "objects",
-    encoding: "msgpack"
-  })
+  const openEnv = () => {
+    const root: RootDatabase = open({ path: dir, maxDbs: 8 })
+    const meta: Database<unknown, string> = root.openDB({ name: "meta", encoding: "msgpack" })
+    const blocks: Database<StoredBlock, number> = root.openDB({
+      name: "blocks",
+      encoding: "msgpack",
+      keyEncoding: "uint32"
+    })
+    const receipts: Database<Buffer, string> = root.openDB({ name: "receipts", encoding: "binary" })
+    const objects: Database<{ version: number; value: Uint8Array }, string> = root.openDB({
+      name: "objects",
+      encoding: "msgpack"
+    })
+    return { root, meta, blocks, receipts, objects }
+  }
+  let env = openEnv()
+  const closing: Array<Promise<void>> = []
+  /**
+   * One write transaction. lmdb-js's free-space bookkeeping can fail a commit (MDB_BAD_TXN "reserved freelist had
+   * a data entry with zero-size", about one bench cluster in 20). That transaction is aborted and the file stays
+   * intact (a new process reads it and writes on), but this environment's in-memory free list is not to be trusted:
+   * reopen the environment and try once more. A second failure is a DurableWriteError.
+   */
+  const write = (what: string, body: (e: ReturnType<typeof openEnv>) => void): void => {
+    try {
+      options.beforeWrite?.(what)
+      env.root.transactionSync(() => body(env))
+      return
+    } catch (first) {
+      options.warn?.(`LMDB ${dir}: writing ${what} failed (${reason(first)}); reopening it and trying again`)
+      try {
+        closing.push(env.root.close())
+        env = openEnv()
+        options.beforeWrite?.(what)
+        env.root.transactionSync(() => body(env))
+      } catch (second) {
+        throw new DurableWriteError(
+          `LMDB ${dir}: writing ${what} failed twice (${reason(first)}; then, reopened: ${reason(second)}); ` +
+            `nothing unwritten was answered: restart the coordinator, it resumes from what is on disk`
+        )
+      }
+    }
+  }
   return {
     description: `LMDB ${dir}`,
     restore: () => {
+      const { meta, blocks, objects, receipts } = env
       const generation = (meta.get("generation") as number | undefined) ?? 0
       const persisted = (meta.get("persisted") as Persistence | undefined) ?? ZERO
       const log: Array<BlockRecord> = []
@@ -121,31 +167,34 @@ export const lmdbDurableState = async (dir: string): Promise<DurableState> => {
         snapshot.push({ key, version: value.version, value: new Uint8Array(value.value) })
       }
       const next = generation + 1
-      root.transactionSync(() => meta.putSync("generation", next))
+      write("the fence generation", (e) => e.meta.putSync("generation", next))
       return { generation: next, persisted, snapshot, log, receipts: receipts.getCount() }
     },
     appendBlock: (block) => {
-      root.transactionSync(() => blocks.putSync(block.height, toStored(block)))
+      write(`block ${block.height}`, (e) => e.blocks.putSync(block.height, toStored(block)))
     },
     putReceipts: (rs) => {
-      root.transactionSync(() => {
-        for (const r of rs) receipts.putSync(r.txId, Buffer.from(Receipt.encode(r).finish()))
+      write(`${rs.length} receipts`, (e) => {
+        for (const r of rs) e.receipts.putSync(r.txId, Buffer.from(Receipt.encode(r).finish()))
       })
     },
     receipt: (txId) => {
-      const bytes = receipts.getBinary(txId)
+      const bytes = env.receipts.getBinary(txId)
       return bytes === undefined ? undefined : Receipt.decode(bytes)
     },
     persistEpoch: (persisted, objs) => {
-      root.transactionSync(() => {
-        for (const o of objs) objects.putSync(o.key, { version: o.version, value: o.value })
-        meta.putSync("persisted", persisted)
-        for (const { key } of blocks.getRange({ end: persisted.height + 1 })) blocks.removeSync(key)
+      write(`the snapshot of epoch ${persisted.epoch}`, (e) => {
+        for (const o of objs) e.objects.putSync(o.key, { version: o.version, value: o.value })
+        e.meta.putSync("persisted", persisted)
+        for (const { key } of e.blocks.getRange({ end: persisted.height + 1 })) e.blocks.removeSync(key)
       })
     },
     setGeneration: (generation) => {
-      root.transactionSync(() => meta.putSync("generation", generation))
+      write("the fence generation", (e) => e.meta.putSync("generation", generation))
     },
-    close: () => root.close()
+    close: async () => {
+      await Promise.all(closing)
+      await env.root.close()
+    }
   }
 }

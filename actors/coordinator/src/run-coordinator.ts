@@ -107,7 +107,13 @@ export const runCoordinator = (options: RunCoordinatorOptions) =>
       runFork(parent === undefined ? send : Effect.withParentSpan(send, parent))
     }
     const durable = yield* Effect.acquireRelease(
-      dataDir === undefined ? Effect.succeed(memoryDurableState()) : Effect.promise(() => lmdbDurableState(dataDir)),
+      dataDir === undefined
+        ? Effect.succeed(memoryDurableState())
+        : Effect.promise(() =>
+            lmdbDurableState(dataDir, {
+              warn: (message) => runFork(Effect.logWarning(message).pipe(Effect.annotateLogs({ coordinator: id })))
+            })
+          ),
       (d) => Effect.promise(() => d.close())
     )
     const driver = new CoordinatorDriver(
