@@ -136,7 +136,8 @@ const modeSummary = (runs: ReadonlyArray<Fig10Run>) => ({
   }),
   unanswered: runs.reduce((n, r) => n + r.submitted - r.answered, 0),
   refused: runs.reduce((n, r) => n + r.refused, 0),
-  recoveries: runs.reduce((n, r) => n + r.recoveries, 0)
+  recoveries: runs.reduce((n, r) => n + r.recoveries, 0),
+  crashes: runs.flatMap((r) => r.crashes)
 })
 
 export const fig10Report = (quick: boolean, rounds: Fig10Rounds, settings: Fig10Settings = fig10Settings(quick)) => {
@@ -232,6 +233,7 @@ export const fig10Report = (quick: boolean, rounds: Fig10Rounds, settings: Fig10
           answered: run.answered,
           refused: run.refused,
           recoveries: run.recoveries,
+          crashes: run.crashes,
           phases: run.phases.map((q) => ({
             phase: q.phase,
             fromS: round(q.fromS, 2),
@@ -366,7 +368,8 @@ export const runFig10Only = async (quick: boolean): Promise<void> => {
   const say = (line: string) => console.log(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${line}`)
   const report = fig10Report(quick, await runFig10Rounds(quick, say))
   printFig10(report)
-  const command = `pnpm bench remora --fig10${quick ? " --quick" : ""}`
+  const reruns = process.env.REEF_BENCH_MAX_RERUNS
+  const command = `${reruns === undefined ? "" : `REEF_BENCH_MAX_RERUNS=${reruns} `}pnpm bench remora --fig10${quick ? " --quick" : ""}`
   const path = await writeSection("remora", FIG10_SECTION, fig10Section(quick, command, machineStart, report))
   console.log(`\nwrote the ${FIG10_SECTION} section of ${path} and its plots`)
 }

@@ -95,7 +95,8 @@ describe("Fig. 10 report", () => {
       submitted: completions.length,
       answered: completions.length,
       refused: 0,
-      recoveries: 0
+      recoveries: 0,
+      crashes: []
     }
   }
   /** A cluster's four runs; saturated throughput is 1.5 times the offered one. */

@@ -164,6 +164,8 @@ export interface Fig10Run {
   readonly refused: number
   /** Recoveries the coordinator logged (none expected: a starved process taken for gone would show here). */
   readonly recoveries: number
+  /** Processes of the cluster that exited by themselves so far (none expected; the run is void if any). */
+  readonly crashes: ReadonlyArray<string>
 }
 
 const p = (xs: ReadonlyArray<number>, q: number) => (xs.length === 0 ? Number.NaN : percentile(xs, q))
@@ -245,6 +247,14 @@ export const runFig10Cluster = async (
   const scope = Effect.runSync(Scope.make())
   const dataDir = await mkdtemp(join(tmpdir(), "reef-bench-fig10-"))
   const log: Array<string> = []
+  const crashes: Array<string> = []
+  // Interrupted (Ctrl-C, a timeout's SIGTERM): stop the cluster's processes before exiting, leaving none behind.
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`bench remora --fig10: ${signal}, stopping the cluster it started`)
+    void Effect.runPromise(Scope.close(scope, Exit.void)).finally(() => process.exit(130))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
   try {
     const cluster = await startProcessCluster(
       {
@@ -264,7 +274,12 @@ export const runFig10Cluster = async (
           "0"
         ],
         workerArgs: ["--cores", String(settings.cores)],
-        onCoordinatorLine: (_at, line) => log.push(line)
+        onCoordinatorLine: (_at, line) => log.push(line),
+        onExit: (name, code, signal) => {
+          crashes.push(`${name} exited (${code ?? signal})`)
+          console.error(`[fig10] ${name} exited (${code ?? signal}); the coordinator's last lines:`)
+          for (const line of log.slice(-15)) console.error(`  ${line}`)
+        }
       },
       scope
     )
@@ -319,7 +334,8 @@ export const runFig10Cluster = async (
           submitted,
           answered,
           refused,
-          recoveries: log.filter((l) => /recovery after/.test(l)).length - recoveriesBefore
+          recoveries: log.filter((l) => /recovery after/.test(l)).length - recoveriesBefore,
+          crashes: [...crashes]
         }
         out.push(run)
         trace(
@@ -329,6 +345,8 @@ export const runFig10Cluster = async (
     }
     return out
   } finally {
+    process.off("SIGINT", onSignal)
+    process.off("SIGTERM", onSignal)
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await rm(dataDir, { recursive: true, force: true })
   }

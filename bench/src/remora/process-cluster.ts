@@ -24,6 +24,8 @@ export interface ProcessClusterOptions {
   readonly workerArgs?: ReadonlyArray<string>
   /** Every line the coordinator prints (its log), with ms since the cluster began. */
   readonly onCoordinatorLine?: (atMs: number, line: string) => void
+  /** A process of the cluster that exited without being stopped (a crash): its name, exit code or signal. */
+  readonly onExit?: (name: string, code: number | null, signal: NodeJS.Signals | null) => void
   /** The gRPC client's deadline for a receipt (ms). */
   readonly clientTimeoutMs?: number
 }
@@ -58,6 +60,7 @@ export const startProcessCluster = async (
         name: `${role}/${id}`,
         args: ["run", role, "--id", id, "--nats", nats.url, "--cluster", options.cluster, ...extra],
         env: { OTEL_SDK_DISABLED: "true" },
+        onExit: ({ code, signal }) => options.onExit?.(`${role}/${id}`, code, signal),
         onLine: (line) => {
           if (role === "coordinator") options.onCoordinatorLine?.(performance.now() - began, line)
           if (/WARN|ERROR/.test(line)) debug(`[${role}/${id}] ${line}`)
