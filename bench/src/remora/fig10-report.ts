@@ -68,7 +68,16 @@ export const runFig10Rounds = async (
           say(
             `Fig. 10 (processes), round ${r + 1}, --policy ${policy}: moving-hotspot TPC-C and the Ethereum-like trace, offered, then saturated`
           )
-          const runs = await runFig10Cluster(policy, 100 + r, settings)
+          let runs = await runFig10Cluster(policy, 100 + r, settings)
+          if (runs.some((run) => run.crashes.length > 0) || runs.length < FIG10_MODES.length * FIG10_WORKLOADS.length) {
+            // A process died (remora-findings.md F-LMDB): the same cluster and traces once more, the crash recorded.
+            const crashed = [...new Set(runs.flatMap((run) => run.crashes))]
+            say(`  ${crashed.join(", ")}: running the ${policy} cluster of round ${r + 1} again`)
+            runs = (await runFig10Cluster(policy, 100 + r, settings)).map((run) => ({
+              ...run,
+              crashes: [...crashed.map((c) => `first attempt: ${c}`), ...run.crashes]
+            }))
+          }
           for (const run of runs) {
             say(
               `  ${run.workload} ${run.mode}: ${round(run.movedTps, 1)} tx/s, p90 ${round(run.movedP90Ms, 0)} ms, ` +

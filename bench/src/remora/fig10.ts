@@ -287,6 +287,8 @@ export const runFig10Cluster = async (
     const out: Array<Fig10Run> = []
     for (const mode of FIG10_MODES) {
       for (const workload of FIG10_WORKLOADS) {
+        // A process of the cluster died: what is left would measure retries against nothing.
+        if (crashes.length > 0) break
         const random = new Prng(seed * 31 + FIG10_WORKLOADS.indexOf(workload) + (mode === "offered" ? 0 : 7))
         const txsPerPhase = txsPerPhaseOf(settings, mode)
         const source = fig10Source(workload, settings, txsPerPhase, random.fork())

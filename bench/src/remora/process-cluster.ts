@@ -103,7 +103,10 @@ export interface LoadOptions {
 
 export interface Load {
   readonly startedAt: number
-  /** Resolves once every transaction was submitted and answered (or `timeoutMs` after the last submission). */
+  /**
+   * Resolves once every transaction was submitted and answered, or once no answer came for `timeoutMs` (a
+   * coordinator that died: then some were never submitted or never answered).
+   */
   readonly done: (timeoutMs: number) => Promise<{ readonly answered: number; readonly submitted: number }>
   /** Stops submitting and retrying. */
   readonly stop: () => void
@@ -117,10 +120,6 @@ export const runLoad = (options: LoadOptions): Load => {
   let answered = 0
   let submitted = 0
   let stopped = false
-  let allSubmitted: () => void = () => {}
-  const submittedAll = new Promise<void>((resolve) => {
-    allSubmitted = resolve
-  })
   const retryMs = options.retryMs ?? 100
   const submit = (n: number, tx: Transaction, firstAt: number): void => {
     if (stopped) return
@@ -147,9 +146,7 @@ export const runLoad = (options: LoadOptions): Load => {
     const at = performance.now()
     options.onSubmit?.(n, at - startedAt)
     submit(n, options.next(n), at)
-    if (submitted === options.total) allSubmitted()
   }
-  if (options.total === 0) allSubmitted()
   const pace = options.pace
   if ("inFlight" in pace) {
     for (let i = 0; i < pace.inFlight; i++) submitNext()
@@ -170,12 +167,17 @@ export const runLoad = (options: LoadOptions): Load => {
     startedAt,
     stop: () => {
       stopped = true
-      allSubmitted()
     },
     done: async (timeoutMs) => {
-      await submittedAll
-      const deadline = performance.now() + timeoutMs
-      while (answered < submitted && performance.now() < deadline) await sleep(20)
+      let seen = answered
+      let lastProgress = performance.now()
+      while (!(submitted === options.total && answered === submitted) && !stopped) {
+        if (answered !== seen) {
+          seen = answered
+          lastProgress = performance.now()
+        } else if (performance.now() - lastProgress > timeoutMs) break
+        await sleep(20)
+      }
       return { answered, submitted }
     }
   }
