@@ -89,14 +89,18 @@ describe("the hint format", () => {
     expect(reasonOf(() => readHint(serializeHint(hint), 10))).toBe("block-mismatch")
   })
 
-  it("rejects any corruption of the compressed frame (the zstd checksum) without a crash", () => {
+  it("never reads a corrupted compressed frame as another hint (the zstd checksum), and never crashes", () => {
     fc.assert(
       fc.property(hintArb, fc.nat(), fc.integer({ min: 1, max: 255 }), (hint, at, flip) => {
         const frame = Buffer.from(serializeHint(hint))
         frame[at % frame.length]! ^= flip
-        const outcome = reasonOf(() => readHint(frame, hint.block))
-        // A flipped bit may only ever be refused: the frame's checksum covers the content.
-        expect(outcome).not.toBe("accepted")
+        let read: Hint | undefined
+        const outcome = reasonOf(() => {
+          read = readHint(frame, hint.block)
+        })
+        // The checksum covers the content: a flip is refused, or it hit bits the decoder does not read (a frame
+        // header bit such as CI seed -1359335615 found at byte 17) and the content is the very same hint.
+        if (outcome === "accepted") expect(read).toEqual(hint)
       }),
       { numRuns: 300 }
     )
